@@ -1,0 +1,44 @@
+# Two commands do everything on a fresh machine:  make lab  |  make test
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.launchlab-installed
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
+
+.PHONY: setup lab test test-unit test-notebooks course record bench clean
+
+$(STAMP): pyproject.toml tools/install.py
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade pip
+	$(BIN)/python tools/install.py
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+## make lab: create .venv if missing, install, open JupyterLab on the course
+lab: setup
+	$(BIN)/jupyter lab --notebook-dir=notebooks
+
+## make test: the same set-up, then every test (unit tests and nbval over every notebook)
+test: setup
+	$(BIN)/python -m pytest -q tests notebooks $(NBVAL)
+
+test-unit: setup
+	$(BIN)/python -m pytest -q tests
+
+test-notebooks: setup
+	$(BIN)/python -m pytest -q notebooks $(NBVAL)
+
+## make course: execute every notebook headless into HTML under build/course
+course: setup
+	$(BIN)/python -m launchlab course --out build/course
+
+## make record: on a GPU machine, re-measure everything the notebooks show into data/recordings
+record: setup
+	$(BIN)/python -m launchlab record
+
+bench: setup
+	$(BIN)/python -m launchlab bench
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,93 @@
+"""Runtime gates: one build, two (or more) arms.
+
+Every variant of a kernel is compiled into the same module; which one a launch uses is read from a
+LAUNCHLAB_* environment variable at launch time. So "before" and "after" are the same binary with a flag
+flipped, and an A/B needs no rebuild (lecture §6). `restore_set()` prints the assignment that returns every
+gate to its baseline (the unoptimized arm), like PR #127's restore set.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+
+PREFIX = "LAUNCHLAB_"
+
+
+class GateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str                  # without the prefix, e.g. "STREAM_VEC"
+    choices: tuple[str, ...]   # legal values
+    default: str               # what a launch uses when the variable is unset
+    baseline: str              # the unoptimized arm: what the restore set sets
+    doc: str
+    kernel: str                # the kernel family it selects a variant of
+
+    @property
+    def env(self) -> str:
+        return PREFIX + self.name
+
+
+GATES: dict[str, Gate] = {}
+
+
+def register(gate: Gate) -> Gate:
+    if gate.default not in gate.choices or gate.baseline not in gate.choices:
+        raise GateError(f"{gate.env}: default and baseline must be among {gate.choices}")
+    GATES[gate.name] = gate
+    return gate
+
+
+def value(name: str) -> str:
+    """The gate's value now (read from the environment at every call, i.e. at launch time)."""
+    g = GATES[name]
+    raw = os.environ.get(g.env)
+    if raw is None or raw == "":
+        return g.default
+    raw = raw.strip()
+    if raw not in g.choices:
+        raise GateError(f"{g.env}={raw!r} is not one of {', '.join(g.choices)} ({g.doc})")
+    return raw
+
+
+def restore_set() -> str:
+    """Environment assignments that return every gate to its baseline arm."""
+    return " ".join(f"{g.env}={g.baseline}" for g in sorted(GATES.values(), key=lambda g: g.name))
+
+
+def table() -> str:
+    rows = [f"{'gate':<28} {'now':>5} {'default':>8} {'baseline':>9}  what it selects"]
+    for g in sorted(GATES.values(), key=lambda g: g.name):
+        rows.append(f"{g.env:<28} {value(g.name):>5} {g.default:>8} {g.baseline:>9}  {g.doc}")
+    return "\n".join(rows)
+
+
+@contextlib.contextmanager
+def setting(**values: str):
+    """Set gates for the duration of a block: `with gates.setting(STREAM_VEC="1"): ...`."""
+    old = {}
+    try:
+        for name, v in values.items():
+            g = GATES[name]
+            if str(v) not in g.choices:
+                raise GateError(f"{g.env}={v!r} is not one of {', '.join(g.choices)}")
+            old[g.env] = os.environ.get(g.env)
+            os.environ[g.env] = str(v)
+        yield
+    finally:
+        for env, v in old.items():
+            if v is None:
+                os.environ.pop(env, None)
+            else:
+                os.environ[env] = v
+
+
+# ------------------------------------------------------------------ the course's gates
+register(Gate("STREAM_VEC", ("1", "4"), default="4", baseline="1", kernel="stream_read",
+              doc="§1 streaming read: floats per load (1 scalar, 4 float4)"))
+register(Gate("STREAM_UNROLL", ("1", "4"), default="4", baseline="1", kernel="stream_read",
+              doc="§1 streaming read: independent loads in flight per thread"))

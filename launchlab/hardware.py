@@ -1,0 +1,91 @@
+"""The GPU's launch limits: what the occupancy arithmetic and the launch checks need.
+
+Live mode reads them from the device (cudaGetDeviceProperties through CuPy). Replay mode reads them from
+the recording's provenance, which the recorder took from the same call on the H200. `H200` below is the
+datasheet-free constant for the part the course was recorded on; tests check it against the recording.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    name: str
+    sm_count: int
+    compute_capability: tuple[int, int]
+    warp_size: int = 32
+    max_threads_per_block: int = 1024
+    max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
+    max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+    max_threads_per_sm: int = 2048
+    max_blocks_per_sm: int = 32
+    regs_per_sm: int = 65536
+    regs_per_block: int = 65536
+    smem_per_sm: int = 233472            # 228 KiB
+    smem_per_block: int = 49152          # 48 KiB without opt-in
+    smem_per_block_optin: int = 232448   # 227 KiB with cudaFuncAttributeMaxDynamicSharedMemorySize
+    reserved_smem_per_block: int = 1024  # the runtime's own 1 KiB per block (sm_80 and later)
+    l2_bytes: int = 0
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // self.warp_size
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for k in ("compute_capability", "max_block_dims", "max_grid_dims"):
+            d[k] = list(d[k])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "GPUSpec":
+        known = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in known}
+        for k in ("compute_capability", "max_block_dims", "max_grid_dims"):
+            if k in kw:
+                kw[k] = tuple(kw[k])
+        return cls(**kw)
+
+
+# NVIDIA H200 SXM (sm_90). These match cudaGetDeviceProperties on the course's H200 (tests/test_hardware.py
+# compares them with the recorded properties).
+H200 = GPUSpec(name="NVIDIA H200", sm_count=132, compute_capability=(9, 0), l2_bytes=62914560)
+
+KNOWN = {"H200": H200}
+
+
+def spec(gpu: "str | GPUSpec" = "H200") -> GPUSpec:
+    """A GPUSpec by name ('H200'), or the spec itself."""
+    if isinstance(gpu, GPUSpec):
+        return gpu
+    try:
+        return KNOWN[gpu]
+    except KeyError:
+        raise ValueError(f"unknown GPU {gpu!r}; known: {sorted(KNOWN)}, or pass a GPUSpec") from None
+
+
+def from_device(device_id: int = 0) -> GPUSpec:
+    """Read the spec off a live device (needs CuPy and a GPU)."""
+    import cupy
+
+    p = cupy.cuda.runtime.getDeviceProperties(device_id)
+    name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+    return GPUSpec(
+        name=name,
+        sm_count=int(p["multiProcessorCount"]),
+        compute_capability=(int(p["major"]), int(p["minor"])),
+        warp_size=int(p["warpSize"]),
+        max_threads_per_block=int(p["maxThreadsPerBlock"]),
+        max_block_dims=tuple(int(x) for x in p["maxThreadsDim"]),
+        max_grid_dims=tuple(int(x) for x in p["maxGridSize"]),
+        max_threads_per_sm=int(p["maxThreadsPerMultiProcessor"]),
+        max_blocks_per_sm=int(p["maxBlocksPerMultiProcessor"]),
+        regs_per_sm=int(p["regsPerMultiprocessor"]),
+        regs_per_block=int(p["regsPerBlock"]),
+        smem_per_sm=int(p["sharedMemPerMultiprocessor"]),
+        smem_per_block=int(p["sharedMemPerBlock"]),
+        smem_per_block_optin=int(p["sharedMemPerBlockOptin"]),
+        reserved_smem_per_block=int(p.get("reservedSharedMemPerBlock", 1024)),
+        l2_bytes=int(p["l2CacheSize"]),
+    )

@@ -1,0 +1,376 @@
+"""The CUDA sources in kernels/, compiled two ways.
+
+live      CuPy RawModule (NVRTC + the driver), for the GPU in this machine. `module(family)` gives the
+          loaded module and `kernel(family, expr)` a launchable `Kernel` whose launches are checked first.
+anywhere  NVRTC from NVIDIA's cuda-bindings and nvidia-cuda-nvrtc wheels compiles the same source to an
+          sm_90 cubin with no driver and no GPU; `-Xptxas -v` reports registers, shared memory, stack and
+          spills per function; the nvidia-cuda-cuobjdump/nvdisasm wheels turn the cubin into SASS.
+
+A kernel family is one .cu file plus the headers it includes (all hashed into recordings) and the template
+instantiations ("name expressions") the course launches.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from . import launch
+
+KERNEL_DIR = Path(os.environ.get("LAUNCHLAB_KERNELS", Path(__file__).resolve().parent.parent / "kernels"))
+CPP_STD = "-std=c++17"
+
+# Every family the course launches, with the instantiations it needs. tests/test_kernels.py checks that every
+# .cu file in kernels/ is listed here and compiles offline.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "stream_read": ("stream_read<1, 1>", "stream_read<4, 1>", "stream_read<1, 4>", "stream_read<4, 4>"),
+    "waves": ("fixed_work", "fixed_bytes"),
+    "spin": ("spin_wait",),
+    "occupancy_probe": tuple(
+        f"occupancy_probe<{r}, {s}>"
+        for r, s in [(16, 0), (24, 0), (32, 0), (40, 0), (48, 0), (56, 0), (64, 0), (72, 0), (80, 0),
+                     (90, 0), (96, 0), (112, 0), (128, 0), (129, 0), (152, 0), (168, 0), (170, 0), (200, 0),
+                     (232, 0), (250, 0), (255, 0), (37, 0), (42, 0),
+                     (32, 1024), (32, 8192), (32, 20000), (64, 4096), (64, 32768), (128, 12288),
+                     (128, 48000)]
+    ),
+}
+
+
+class KernelError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- sources and their hashes
+def source_path(family: str) -> Path:
+    p = KERNEL_DIR / f"{family}.cu"
+    if not p.exists():
+        raise KernelError(f"no kernel source {p}")
+    return p
+
+
+def files(family: str) -> list[Path]:
+    """The .cu file and every header it includes from kernels/ (recursively), in a stable order."""
+    seen: list[Path] = []
+
+    def walk(p: Path) -> None:
+        if p in seen:
+            return
+        seen.append(p)
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', p.read_text(), flags=re.M):
+            q = KERNEL_DIR / inc
+            if not q.exists():
+                raise KernelError(f"{p.name} includes {inc!r}, which is not in {KERNEL_DIR}")
+            walk(q)
+
+    walk(source_path(family))
+    return seen
+
+
+def sha256s(family: str) -> dict[str, str]:
+    """{file name: sha256 of its bytes} for the family's source and headers."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files(family)}
+
+
+def all_families() -> list[str]:
+    return sorted(p.stem for p in KERNEL_DIR.glob("*.cu"))
+
+
+# ---------------------------------------------------------------- offline: NVRTC -> cubin, no GPU needed
+@dataclass(frozen=True)
+class Resources:
+    """What ptxas reports for one function (per thread for registers/stack/spills, per block for smem)."""
+    function: str
+    registers: int
+    smem_static: int
+    stack_frame: int
+    spill_stores: int
+    spill_loads: int
+    barriers: int
+
+
+@dataclass
+class OfflineBuild:
+    family: str
+    arch: str
+    cubin: bytes
+    log: str
+    lowered: dict[str, str]                       # name expression -> mangled name
+    resources: dict[str, Resources] = field(default_factory=dict)  # mangled name -> resources
+    nvrtc_version: tuple[int, int] = (0, 0)
+
+    def resources_of(self, expr: str) -> Resources:
+        name = self.lowered.get(expr, expr)
+        if name not in self.resources:
+            raise KernelError(f"NVRTC {self.nvrtc_version[0]}.{self.nvrtc_version[1]} reported no ptxas resources "
+                              f"for {expr} (the course pins nvidia-cuda-nvrtc 13.5, whose ptxas -v log it parses)")
+        return self.resources[name]
+
+    def sass(self, expr: str | None = None) -> str:
+        """SASS of the cubin (one function if `expr` is given), via the cuobjdump/nvdisasm wheels."""
+        text = disassemble(self.cubin)
+        if expr is None:
+            return text
+        name = self.lowered.get(expr, expr)
+        return function_sass(text, name)
+
+
+_PTXAS_FUNC = re.compile(r"Compiling entry function '([^']+)'")
+_PTXAS_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_USED = re.compile(r"Used (\d+) registers")
+_PTXAS_BARRIERS = re.compile(r"used (\d+) barriers")
+_PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def parse_ptxas_log(log: str) -> dict[str, Resources]:
+    """Parse `ptxas -v` output into Resources per entry function."""
+    out: dict[str, Resources] = {}
+    current = None
+    props = (0, 0, 0)
+    for line in log.splitlines():
+        m = _PTXAS_FUNC.search(line)
+        if m:
+            current, props = m.group(1), (0, 0, 0)
+            continue
+        m = _PTXAS_PROPS.search(line)
+        if m and current:
+            props = tuple(int(x) for x in m.groups())
+            continue
+        m = _PTXAS_USED.search(line)
+        if m and current:
+            regs = int(m.group(1))
+            mb, ms = _PTXAS_BARRIERS.search(line), _PTXAS_SMEM.search(line)
+            bars = int(mb.group(1)) if mb else 0
+            smem = int(ms.group(1)) if ms else 0
+            out[current] = Resources(current, regs, smem, props[0], props[1], props[2], bars)
+            current = None
+    return out
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:  # pragma: no cover - the course installs cuda-bindings everywhere
+        raise KernelError("offline compilation needs NVIDIA's cuda-bindings and nvidia-cuda-nvrtc wheels "
+                          "(make setup installs them)") from e
+    return nvrtc
+
+
+def _check(nvrtc, result, prog=None, what="nvrtc"):
+    err = result[0] if isinstance(result, tuple) else result
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        log = _program_log(nvrtc, prog) if prog is not None else ""
+        raise KernelError(f"{what} failed: {err}\n{log}")
+    return result[1:] if isinstance(result, tuple) and len(result) > 1 else None
+
+
+def _program_log(nvrtc, prog) -> str:
+    err, n = nvrtc.nvrtcGetProgramLogSize(prog)
+    buf = b" " * n
+    nvrtc.nvrtcGetProgramLog(prog, buf)
+    return buf.decode(errors="replace").rstrip("\x00 \n")
+
+
+def nvrtc_version() -> tuple[int, int]:
+    nvrtc = _nvrtc()
+    _, major, minor = nvrtc.nvrtcVersion()
+    return int(major), int(minor)
+
+
+@lru_cache(maxsize=64)
+def _compile_offline_cached(family: str, digest: str, arch: str, exprs: tuple[str, ...],
+                            extra: tuple[str, ...]) -> OfflineBuild:
+    nvrtc = _nvrtc()
+    src = source_path(family).read_bytes()
+    err, prog = nvrtc.nvrtcCreateProgram(src, f"{family}.cu".encode(), 0, [], [])
+    _check(nvrtc, (err,), what="nvrtcCreateProgram")
+    try:
+        for e in exprs:
+            _check(nvrtc, nvrtc.nvrtcAddNameExpression(prog, e.encode()), what=f"name expression {e}")
+        opts = [CPP_STD.encode(), f"-arch={arch}".encode(), b"-Xptxas=-v",
+                f"-I{KERNEL_DIR}".encode(), *[x.encode() for x in extra]]
+        res = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        log = _program_log(nvrtc, prog)
+        if res[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise KernelError(f"NVRTC could not compile {family}.cu for {arch}:\n{log}")
+        err, n = nvrtc.nvrtcGetCUBINSize(prog)
+        cubin = b" " * n
+        nvrtc.nvrtcGetCUBIN(prog, cubin)
+        lowered = {}
+        for e in exprs:
+            err, name = nvrtc.nvrtcGetLoweredName(prog, e.encode())
+            lowered[e] = name.decode() if isinstance(name, bytes) else str(name)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return OfflineBuild(family, arch, bytes(cubin), log, lowered, parse_ptxas_log(log), nvrtc_version())
+
+
+def compile_offline(family: str, arch: str = "sm_90", extra_options: tuple[str, ...] = ()) -> OfflineBuild:
+    """Compile a family to a cubin with NVRTC (no GPU, no driver). Cached per source hash."""
+    digest = "".join(sha256s(family).values())
+    return _compile_offline_cached(family, digest, arch, FAMILIES.get(family, ()), tuple(extra_options))
+
+
+# ---------------------------------------------------------------- SASS through the wheels' cuobjdump
+def _cuda_bin_dirs() -> list[Path]:
+    dirs = []
+    try:
+        import nvidia  # namespace package from the nvidia-* wheels
+        for base in getattr(nvidia, "__path__", []):
+            for sub in ("cu13/bin", "cuda_cuobjdump/bin", "cuda_nvdisasm/bin"):
+                p = Path(base) / sub
+                if p.is_dir():
+                    dirs.append(p)
+    except ImportError:
+        pass
+    return dirs
+
+
+def tool(name: str) -> str | None:
+    """Path of a CUDA binary tool (cuobjdump, nvdisasm): the wheels first, then PATH."""
+    for d in _cuda_bin_dirs():
+        if (d / name).exists():
+            return str(d / name)
+    return shutil.which(name)
+
+
+def disassemble(cubin: bytes) -> str:
+    cuobjdump, nvdisasm = tool("cuobjdump"), tool("nvdisasm")
+    if not cuobjdump or not nvdisasm:
+        raise KernelError("SASS needs cuobjdump and nvdisasm (the nvidia-cuda-cuobjdump and "
+                          "nvidia-cuda-nvdisasm wheels; make setup installs them)")
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(nvdisasm).parent), os.environ.get("PATH", "")]))
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        r = subprocess.run([cuobjdump, "-sass", f.name], capture_output=True, text=True, env=env, timeout=120)
+    if r.returncode != 0:
+        raise KernelError(f"cuobjdump failed: {r.stderr.strip()}")
+    return r.stdout
+
+
+def function_sass(sass: str, mangled: str) -> str:
+    """The part of a cuobjdump listing that belongs to one function."""
+    blocks = re.split(r"\n(?=\s*Function : )", sass)
+    for b in blocks:
+        if re.search(rf"Function : {re.escape(mangled)}\s", b + "\n"):
+            return b
+    raise KernelError(f"function {mangled} not in the SASS listing")
+
+
+def sass_instructions(sass: str) -> list[str]:
+    """The opcodes (with modifiers) of a SASS listing, e.g. 'LDG.E.128.CONSTANT'."""
+    ops = []
+    for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)", sass):
+        ops.append(m.group(1))
+    return ops
+
+
+# ---------------------------------------------------------------- live: CuPy RawModule
+class Kernel:
+    """A launchable kernel: its launch geometry is checked (launch.check) before every launch.
+
+    Its attributes (registers, static shared memory, max threads per block) are read from the driver once,
+    so a launch costs the check plus CuPy's own launch, a few microseconds of host time.
+    """
+
+    def __init__(self, family: str, expr: str, raw):
+        self.family, self.expr, self.raw = family, expr, raw
+        a = raw.attributes
+        self.attributes = dict(a)
+        self.registers = int(a["num_regs"])
+        self.smem_static = int(a["shared_size_bytes"])
+        self.max_threads_per_block = int(a["max_threads_per_block"])
+        self._dyn_optin = int(a["max_dynamic_shared_size_bytes"])
+
+    def __repr__(self) -> str:
+        return (f"Kernel({self.family}:{self.expr}, {self.registers} regs, {self.smem_static} B static smem, "
+                f"max {self.max_threads_per_block} threads/block)")
+
+    def launch(self, grid, block, args, smem: int = 0, stream=None, spec=None):
+        """Check the geometry against this kernel's registers/shared memory and the GPU, then launch.
+
+        A bad geometry raises launch.LaunchError before anything reaches the driver, so the CUDA context
+        (and the notebook's kernel) stays usable. Dynamic shared memory above 48 KiB is opted into here.
+        """
+        s = spec or _live_spec()
+        geo = launch.check(grid, block, smem, static_smem=self.smem_static, regs=self.registers,
+                           max_threads=self.max_threads_per_block, gpu=s)
+        if smem > self._dyn_optin:
+            self.raw.max_dynamic_shared_size_bytes = smem
+            self._dyn_optin = smem
+        if stream is None:
+            self.raw(geo.grid, geo.block, args, shared_mem=smem)
+        else:
+            with stream:
+                self.raw(geo.grid, geo.block, args, shared_mem=smem)
+        return geo
+
+
+@lru_cache(maxsize=1)
+def _live_spec():
+    from . import hardware
+    return hardware.from_device()
+
+
+_modules: dict[tuple[str, str], object] = {}
+_kernels: dict[tuple, Kernel] = {}
+
+
+_files_cache: dict[str, list[Path]] = {}
+
+
+def _stamp(family: str) -> tuple:
+    """Cheap change detector for a family's files (mtime and size), so launches need not re-hash."""
+    fs = _files_cache.get(family)
+    if fs is None:
+        fs = _files_cache[family] = files(family)
+    st = [p.stat() for p in fs]
+    if st[0].st_mtime_ns != getattr(_stamp, "_seen", {}).get(family, st[0].st_mtime_ns):
+        fs = _files_cache[family] = files(family)   # the .cu changed: its includes may have too
+        st = [p.stat() for p in fs]
+    _stamp._seen = {**getattr(_stamp, "_seen", {}), family: st[0].st_mtime_ns}
+    return tuple((p.name, x.st_mtime_ns, x.st_size) for p, x in zip(fs, st))
+
+
+def module(family: str):
+    """The family compiled and loaded through CuPy (live mode only). Cached per source hash."""
+    from . import mode
+    mode.require_live(f"loading kernels/{family}.cu")
+    import cupy
+
+    digest = "".join(sha256s(family).values())
+    key = (family, digest)
+    if key not in _modules:
+        src = source_path(family).read_text()
+        m = cupy.RawModule(code=src, options=(CPP_STD, f"-I{KERNEL_DIR}"),
+                           name_expressions=list(FAMILIES.get(family, ())))
+        m.compile()
+        _modules[key] = m
+    return _modules[key]
+
+
+def resources(family: str, expr: str) -> tuple[int, int]:
+    """(registers per thread, static shared memory) of a kernel: from the loaded kernel in live mode (what
+    actually runs), from the NVRTC offline compile in replay."""
+    from . import mode
+    if mode.is_live():
+        k = kernel(family, expr)
+        return k.registers, k.smem_static
+    r = compile_offline(family).resources_of(expr)
+    return r.registers, r.smem_static
+
+
+def kernel(family: str, expr: str) -> Kernel:
+    """A launchable kernel, reloaded only when its source files change."""
+    key = (family, expr, _stamp(family))
+    k = _kernels.get(key)
+    if k is None:
+        k = _kernels[key] = Kernel(family, expr, module(family).get_function(expr))
+    return k

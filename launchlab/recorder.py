@@ -1,0 +1,116 @@
+"""The recorder: measures everything the notebooks show, on a live GPU, into data/recordings/.
+
+    python -m launchlab record                 # every recording
+    python -m launchlab record section01       # one of them
+
+Each recording carries its provenance and the sha256 of every kernel source it ran (launchlab.recordings).
+Numbers are written exactly as measured; nothing here (or anywhere) edits a recorded number.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from . import (bandwidth, hardware, kernels, mode, occupancy_probe, provenance, recordings, timing, waves)
+from .progress import Progress
+
+SECTIONS = ("device", "occupancy", "section01")
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def record_device(out=None) -> dict:
+    """GPU properties; the two timing instruments on a ~microsecond kernel; live vs offline registers."""
+    import cupy as cp
+
+    w = waves.Waves(max_grid=64)
+    launch_one = lambda: w.launch_work(1, 1, 32, iters=64)       # noqa: E731 - a ~1-2 us kernel
+    naive = timing.events(launch_one, reps=50, warmup=10, preroll_us=0,
+                          label="events around one launch, GPU idle before it")
+    ev = timing.events(launch_one, reps=50, warmup=10, label="events around one launch, behind a GPU spin")
+    gr = timing.graph(launch_one, launches=327, reps=20, label="CUDA graph of 327 launches, per launch")
+    cp.cuda.Device().synchronize()
+    regs = {}
+    for fam, exprs in kernels.FAMILIES.items():
+        off = kernels.compile_offline(fam)
+        for e in exprs:
+            k = kernels.kernel(fam, e)
+            r = off.resources_of(e)
+            regs[f"{fam}:{e}"] = {"live_registers": k.registers, "live_static_smem": k.smem_static,
+                                  "offline_registers": r.registers, "offline_static_smem": r.smem_static,
+                                  "offline_nvrtc": ".".join(map(str, off.nvrtc_version))}
+    data = {"spec": hardware.from_device().to_dict(),
+            "instruments": {"events_naive": naive.to_dict(), "events": ev.to_dict(), "graph": gr.to_dict(),
+                            "kernel": "waves.cu fixed_work, grid 1, block 32, 64 FMA steps"},
+            "registers": regs}
+    return data
+
+
+def record_occupancy() -> dict:
+    rows, info = occupancy_probe.driver_table(progress=Progress("occupancy sweep"))
+    bad = occupancy_probe.mismatches(rows, hardware.from_device())
+    outputs = occupancy_probe.check_probe_outputs()
+    _say(f"  occupancy: {len(rows)} driver answers, calculator disagrees on {len(bad)}; "
+         f"probe outputs byte-identical to numpy: {all(outputs.values())}")
+    return {"columns": list(occupancy_probe.COLUMNS), "rows": rows, "variants": info,
+            "probe_outputs_match_reference": outputs}
+
+
+def record_section01() -> dict:
+    sr_sweep = bandwidth.measure(variants=((4, 4), (1, 1), (4, 1), (1, 4)), progress=Progress("stream sweep"))
+    sr = bandwidth.StreamRead()
+    refs = {f"{v}x{u}": sr.check_reference(g, b, v, u)
+            for (v, u) in ((1, 1), (4, 1), (1, 4), (4, 4)) for (g, b) in ((1, 128), (37, 256))}
+    del sr
+    w = waves.Waves()
+    stairs = [w.staircase(r, progress=Progress(f"waves r={r}")) for r in waves.RESIDENCIES]
+    ramp = w.ramp()
+    wrefs = w.check_references()
+    return {"stream": sr_sweep.to_dict(), "stream_reference_max_rel_err": refs,
+            "waves": {"staircases": [s.to_dict() for s in stairs], "ramp": ramp.to_dict(),
+                      "iters": waves.ITERS, "reference_max_rel_err": wrefs}}
+
+
+FAMILIES_OF = {"device": list(kernels.FAMILIES), "occupancy": ["occupancy_probe"],
+               "section01": ["stream_read", "waves", "spin"]}
+RECORDERS = {"device": record_device, "occupancy": record_occupancy, "section01": record_section01}
+
+
+def record(names=SECTIONS, data_dir=None) -> list[str]:
+    mode.require_live("recording")
+    written = []
+    for name in names:
+        if name not in RECORDERS:
+            raise SystemExit(f"unknown recording {name!r}; known: {', '.join(SECTIONS)}")
+        t0 = time.perf_counter()
+        _say(f"recording {name} ...")
+        data = RECORDERS[name]()
+        p = recordings.save(name, data, FAMILIES_OF[name], provenance.collect(), data_dir)
+        _say(f"  wrote {p} in {time.perf_counter() - t0:.1f} s")
+        written.append(str(p))
+    return written
+
+
+def summary(data_dir=None) -> str:
+    """A short table of the headline numbers of the recordings."""
+    lines = []
+    try:
+        s = bandwidth.Sweep.from_dict(recordings.load("section01", data_dir).data["stream"], "")
+        pk = s.peak()
+        lines.append(f"copy ceiling (D2D, read+write)   {s.copy_tbs:6.3f} TB/s")
+        lines.append(f"peak streaming read              {pk.tbs:6.3f} TB/s  = {pk.tbs / s.copy_tbs:.1%} of copy "
+                     f"(block {pk.block}, grid {pk.grid})")
+        for x in waves.Staircase.from_dict_list(recordings.load("section01", data_dir).data["waves"]):
+            lines.append(f"wave r={x.residency}: predicted {x.blocks_per_wave:5d} blocks/wave, "
+                         f"observed last one-wave grid {x.observed_wave()}, steps {x.steps()[:3]}")
+    except recordings.RecordingError as e:
+        lines.append(str(e))
+    try:
+        rows, _, _ = occupancy_probe.recorded_table()
+        bad = occupancy_probe.mismatches(rows)
+        lines.append(f"occupancy: {len(rows)} driver answers, calculator mismatches: {len(bad)}")
+    except recordings.RecordingError as e:
+        lines.append(str(e))
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Recordings: measurements made on a real GPU by `python -m launchlab record`, replayed without one.
+
+A recording is one JSON file in data/recordings/ with
+    provenance   GPU, SM count, driver, CUDA runtime, CuPy version, date (launchlab.provenance)
+    kernels      {file: sha256} of every kernel source (and header) it ran
+    command      the command that re-records it
+    data         every config and every rep the notebooks show
+
+`load` refuses a recording that is missing, unreadable, or stale (a kernel source changed since it was
+recorded), with a message naming the command that re-records it, so a notebook never draws a blank or an
+out-of-date plot silently.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import kernels
+
+FORMAT = 1
+DATA_DIR = Path(os.environ.get("LAUNCHLAB_DATA",
+                               Path(__file__).resolve().parent.parent / "data" / "recordings"))
+REQUIRED = ("format", "name", "provenance", "kernels", "command", "data")
+PROVENANCE_KEYS = ("gpu", "sm_count", "driver", "cuda_runtime", "cupy", "date")
+
+
+class RecordingError(RuntimeError):
+    pass
+
+
+class StaleRecordingError(RecordingError):
+    pass
+
+
+def record_command(name: str) -> str:
+    return f"python -m launchlab record {name}   (on a GPU machine; or: make record)"
+
+
+@dataclass
+class Recording:
+    name: str
+    provenance: dict
+    kernel_sha: dict      # {file: sha256}
+    command: str
+    data: dict
+    path: Path
+
+    def stale_files(self) -> list[tuple[str, str, str | None]]:
+        """[(file, recorded sha, current sha or None if the file is gone)] for every changed source."""
+        out = []
+        for fname, sha in self.kernel_sha.items():
+            p = kernels.KERNEL_DIR / fname
+            now = kernels.hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None
+            if now != sha:
+                out.append((fname, sha, now))
+        return out
+
+    def describe(self) -> str:
+        p = self.provenance
+        return (f"{self.name}: {p['gpu']} ({p['sm_count']} SMs), {p['date']}, driver {p['driver']}, "
+                f"CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}")
+
+
+def path_of(name: str, data_dir: Path | None = None) -> Path:
+    return Path(data_dir or DATA_DIR) / f"{name}.json"
+
+
+def load(name: str, data_dir: Path | None = None, check_stale: bool = True) -> Recording:
+    p = path_of(name, data_dir)
+    if not p.exists():
+        raise RecordingError(f"no recording '{name}' at {p}. Record it with: {record_command(name)}")
+    try:
+        d = json.loads(p.read_text())
+    except (OSError, ValueError) as e:
+        raise RecordingError(f"recording {p} is unreadable ({e}). Re-record it with: "
+                             f"{record_command(name)}") from e
+    missing = [k for k in REQUIRED if k not in d] if isinstance(d, dict) else list(REQUIRED)
+    if missing:
+        raise RecordingError(f"recording {p} is corrupt: missing {', '.join(missing)}. Re-record it with: "
+                             f"{record_command(name)}")
+    if d["format"] != FORMAT:
+        raise RecordingError(f"recording {p} has format {d['format']}, this launchlab reads {FORMAT}. "
+                             f"Re-record it with: {record_command(name)}")
+    lacking = [k for k in PROVENANCE_KEYS if k not in d["provenance"]]
+    if lacking:
+        raise RecordingError(f"recording {p} lacks provenance ({', '.join(lacking)}). Re-record it with: "
+                             f"{record_command(name)}")
+    r = Recording(d["name"], d["provenance"], d["kernels"], d["command"], d["data"], p)
+    if check_stale:
+        stale = r.stale_files()
+        if stale:
+            what = "; ".join(f"kernels/{f} recorded at sha256 {old[:12]}, now "
+                             f"{(new[:12] if new else 'deleted')}" for f, old, new in stale)
+            raise StaleRecordingError(f"recording '{name}' is stale: {what}. Its numbers no longer describe "
+                                      f"these kernels. Re-record it with: {record_command(name)}")
+    return r
+
+
+def save(name: str, data: dict, families: list[str], provenance: dict, data_dir: Path | None = None) -> Path:
+    sha: dict[str, str] = {}
+    for fam in families:
+        sha.update(kernels.sha256s(fam))
+    doc = {"format": FORMAT, "name": name, "provenance": provenance, "kernels": sha,
+           "command": record_command(name), "data": data}
+    p = path_of(name, data_dir)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".json.tmp")
+    # Readable head (provenance, kernel hashes), compact data: recordings can hold tens of thousands of rows.
+    head = {k: v for k, v in doc.items() if k != "data"}
+    text = json.dumps(head, indent=1)[:-2] + ',\n "data": ' + json.dumps(data, separators=(",", ":")) + "\n}\n"
+    json.loads(text)  # never write what cannot be read back
+    tmp.write_text(text)
+    os.replace(tmp, p)
+    return p
+
+
+def available(data_dir: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in Path(data_dir or DATA_DIR).glob("*.json"))

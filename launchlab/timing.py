@@ -1,0 +1,220 @@
+"""Timing instruments. Every result keeps all of its reps; none reports a bare mean.
+
+events(fn)      CUDA events recorded around each call on one stream, after warm-up calls. Measures the GPU
+                time between the two events. Before each rep a short GPU spin (kernels/spin.cu) is queued so
+                that the start event executes behind GPU work: the host's launch overhead for fn then
+                falls outside the window, and the reading is the kernel's own time. With preroll_us=0 the
+                window also holds whatever launch gap the host leaves, which for a microsecond kernel is
+                most of the reading (the naive instrument; the device recording shows both).
+graph(fn, n)    n calls captured once into a CUDA graph; each rep replays the graph between two events and
+                reports elapsed / n. The launches are pre-built, so the per-launch gap shrinks to the
+                graph's (~0.5 us on an H200): the instrument for microsecond kernels, and the one the
+                lecture's "327 norms per token" calls for.
+abba(a, b)      two arms of one build measured interleaved A B | B A | A B ... so drift (clocks, thermals,
+                other tenants) lands on both arms alike; every rep is kept in order.
+
+The two instruments disagree on small kernels by design: an A/B delta is only meaningful inside one
+instrument (lecture §6.2).
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass
+class Timing:
+    """All reps of one measurement, in microseconds, with the summary the course always reports."""
+    reps_us: list[float]
+    method: str = "events"        # "events", "graph", or "host"
+    launches_per_rep: int = 1     # graph: launches replayed per rep (reps are already divided by this)
+    label: str = ""
+
+    def __post_init__(self):
+        if not self.reps_us:
+            raise ValueError("a Timing needs at least one rep")
+        self.reps_us = [float(x) for x in self.reps_us]
+
+    @property
+    def n(self) -> int:
+        return len(self.reps_us)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.reps_us)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.reps_us)
+
+    @property
+    def stddev(self) -> float:
+        """Sample standard deviation (n-1); 0 for a single rep."""
+        return statistics.stdev(self.reps_us) if self.n > 1 else 0.0
+
+    @property
+    def min(self) -> float:
+        return min(self.reps_us)
+
+    @property
+    def max(self) -> float:
+        return max(self.reps_us)
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation: stddev / mean."""
+        return self.stddev / self.mean if self.mean else math.nan
+
+    def summary(self) -> str:
+        return (f"median {self.median:.3f} us, stddev {self.stddev:.3f} us ({self.cv:.1%}), "
+                f"min {self.min:.3f}, max {self.max:.3f}, n={self.n} ({self.method})")
+
+    def to_dict(self) -> dict:
+        return {"reps_us": self.reps_us, "method": self.method, "launches_per_rep": self.launches_per_rep,
+                "label": self.label}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Timing":
+        return cls(list(d["reps_us"]), d.get("method", "events"), int(d.get("launches_per_rep", 1)),
+                   d.get("label", ""))
+
+
+def _cupy():
+    from . import mode
+    mode.require_live("timing on the GPU")
+    import cupy
+    return cupy
+
+
+_spin_state: dict = {}
+
+
+def spin(us: float, stream=None) -> None:
+    """Queue a GPU-side wait of `us` microseconds on `stream` (the current one by default)."""
+    cp = _cupy()
+    from . import kernels
+    if "buf" not in _spin_state:
+        _spin_state["buf"] = cp.zeros(1, dtype=cp.int64)
+    import numpy as np
+    kernels.kernel("spin", "spin_wait").launch(1, 32, (np.int64(int(us * 1000)), _spin_state["buf"]),
+                                               stream=stream)
+
+
+def events(fn: Callable[[], object], reps: int = 10, warmup: int = 3, stream=None, label: str = "",
+           preroll_us: float = 200.0) -> Timing:
+    """Time `fn()` (which enqueues GPU work on the current stream) with a pair of CUDA events per rep,
+    each rep queued behind a `preroll_us` GPU spin so host launch overhead stays out of the window."""
+    cp = _cupy()
+    if reps < 1:
+        raise ValueError("reps must be at least 1")
+    stream = stream or cp.cuda.get_current_stream()
+    with stream:
+        for _ in range(warmup):
+            fn()
+        stream.synchronize()
+        out = []
+        for _ in range(reps):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            if preroll_us > 0:
+                spin(preroll_us, stream)
+            start.record(stream)
+            fn()
+            end.record(stream)
+            end.synchronize()
+            out.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
+    return Timing(out, "events" if preroll_us > 0 else "events-naive", 1, label)
+
+
+def capture(fn: Callable[[], object], launches: int, stream):
+    """Capture `launches` calls of fn into a CUDA graph on `stream` (a non-default stream)."""
+    with stream:
+        stream.begin_capture()
+        try:
+            for _ in range(launches):
+                fn()
+        finally:
+            g = stream.end_capture()
+    return g
+
+
+def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup: int = 2,
+          label: str = "") -> Timing:
+    """Per-launch time of `fn` from replays of a CUDA graph holding `launches` calls of it."""
+    cp = _cupy()
+    if launches < 1 or reps < 1:
+        raise ValueError("launches and reps must be at least 1")
+    stream = cp.cuda.Stream(non_blocking=True)
+    fn()                        # compile/load outside the capture
+    cp.cuda.Device().synchronize()
+    g = capture(fn, launches, stream)
+    for _ in range(warmup):
+        g.launch(stream)
+    stream.synchronize()
+    out = []
+    for _ in range(reps):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record(stream)
+        g.launch(stream)
+        end.record(stream)
+        end.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / launches)
+    return Timing(out, "graph", launches, label)
+
+
+@dataclass
+class ABBA:
+    """Interleaved A/B measurement. `order` is the arm of each rep, in the order they ran."""
+    order: list[str]
+    results: list[Timing]
+    labels: tuple[str, str] = ("A", "B")
+    extra: dict = field(default_factory=dict)
+
+    def arm(self, which: str) -> list[Timing]:
+        return [r for o, r in zip(self.order, self.results) if o == which]
+
+    def medians(self, which: str) -> list[float]:
+        return [t.median for t in self.arm(which)]
+
+    def ratio(self) -> float:
+        """median over reps of arm B / median over reps of arm A (>1: A is faster)."""
+        a, b = statistics.median(self.medians("A")), statistics.median(self.medians("B"))
+        return b / a
+
+    def table(self) -> str:
+        rows = [f"{'rep':>3}  {'arm':<24} {'median us':>10} {'stddev':>8}"]
+        for i, (o, t) in enumerate(zip(self.order, self.results)):
+            name = self.labels[0] if o == "A" else self.labels[1]
+            rows.append(f"{i:>3}  {o} {name:<22} {t.median:>10.3f} {t.stddev:>8.3f}")
+        a, b = statistics.median(self.medians("A")), statistics.median(self.medians("B"))
+        rows.append(f"A {self.labels[0]}: {a:.3f} us   B {self.labels[1]}: {b:.3f} us   B/A = {b / a:.3f}")
+        return "\n".join(rows)
+
+    def to_dict(self) -> dict:
+        return {"order": self.order, "results": [r.to_dict() for r in self.results],
+                "labels": list(self.labels), "extra": self.extra}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ABBA":
+        return cls(list(d["order"]), [Timing.from_dict(r) for r in d["results"]], tuple(d["labels"]),
+                   d.get("extra", {}))
+
+
+def abba_order(pairs: int) -> list[str]:
+    """A B | B A | A B | ... : `pairs` pairs, alternating which arm goes first."""
+    if pairs < 1:
+        raise ValueError("pairs must be at least 1")
+    out: list[str] = []
+    for i in range(pairs):
+        out += ["A", "B"] if i % 2 == 0 else ["B", "A"]
+    return out
+
+
+def abba(measure_a: Callable[[], Timing], measure_b: Callable[[], Timing], pairs: int = 3,
+         labels: tuple[str, str] = ("A", "B")) -> ABBA:
+    """Run two arms interleaved ABBA; each measure_* call is one rep (itself a Timing, e.g. a graph replay
+    series). Both arms must be the same build with a runtime gate flipped (see launchlab.gates)."""
+    order = abba_order(pairs)
+    results = [(measure_a if o == "A" else measure_b)() for o in order]
+    return ABBA(order, results, labels)

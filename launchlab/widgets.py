@@ -1,0 +1,142 @@
+"""Interactive explorers for the notebooks.
+
+Each explorer has a plain `update(...)` that computes what the widgets show (tested in tests/), and a
+`widget()` that wires ipywidgets to it. Live mode relaunches the real kernel at the chosen shape and times it
+now; replay mode shows the recorded H200 measurement at the same slider positions (the sliders only offer
+recorded positions).
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from . import bandwidth, mode, occupancy, plots, waves
+
+
+class BandwidthExplorer:
+    def __init__(self, sweep: "bandwidth.Sweep"):
+        self.sweep = sweep
+        self.live = mode.is_live()
+        self._sr = None
+
+    def update(self, block: int, grid: int) -> dict:
+        rec = self.sweep.at(block, grid)
+        row = {"block": block, "grid": grid, "in_flight_kib": self.sweep.in_flight(rec) / 1024,
+               "sms_with_work": occupancy.coverage(grid).sms_with_work, "source": "recorded",
+               "tbs": rec.tbs, "median_us": rec.timing.median, "stddev_us": rec.timing.stddev}
+        if self.live:
+            if self._sr is None:
+                self._sr = bandwidth.StreamRead()
+            t = self._sr.time(grid, block, reps=5)
+            row.update(source="measured now", tbs=bandwidth.tb_per_s(self._sr.nbytes, t.median),
+                       median_us=t.median, stddev_us=t.stddev)
+        return row
+
+    def text(self, r: dict) -> str:
+        return (f"grid {r['grid']} x block {r['block']}: {r['sms_with_work']} SMs with work, "
+                f"{r['in_flight_kib']:.0f} KiB in flight -> {r['tbs']:.2f} TB/s "
+                f"({r['median_us']:.1f} us, stddev {r['stddev_us']:.1f} us; {r['source']})")
+
+    def widget(self):
+        import ipywidgets as w
+        from IPython.display import display
+        blocks = sorted({p.block for p in self.sweep.select()})
+        grids = sorted({p.grid for p in self.sweep.select()})
+        b = w.Dropdown(options=blocks, value=256, description="block")
+        g = w.SelectionSlider(options=grids, value=12, description="grid", continuous_update=False,
+                              layout=w.Layout(width="70%"))
+        out = w.Output()
+
+        def draw(*_):
+            r = self.update(b.value, g.value)
+            with out:
+                out.clear_output(wait=True)
+                print(self.text(r))
+                fig = plots.bandwidth_vs_grid(self.sweep, mark=(b.value, g.value))
+                display(fig)
+                plt.close(fig)
+        b.observe(draw, "value")
+        g.observe(draw, "value")
+        draw()
+        return w.VBox([w.HBox([b, g]), out])
+
+
+class OccupancyExplorer:
+    def __init__(self, gpu="H200"):
+        self.gpu = gpu
+
+    def update(self, block: int, regs: int, smem: int) -> occupancy.Occupancy:
+        return occupancy.occupancy(block, regs, smem, self.gpu)
+
+    def widget(self):
+        import ipywidgets as w
+        from IPython.display import display
+        b = w.SelectionSlider(options=list(range(32, 1025, 32)), value=256, description="block",
+                              continuous_update=False)
+        r = w.IntSlider(value=32, min=16, max=255, step=1, description="regs/thread", continuous_update=False)
+        s = w.IntSlider(value=0, min=0, max=227 * 1024, step=1024, description="smem B", continuous_update=False)
+        out = w.Output()
+
+        def draw(*_):
+            o = self.update(b.value, r.value, s.value)
+            with out:
+                out.clear_output(wait=True)
+                print(o.describe())
+                print("blocks/SM each resource allows: " +
+                      ", ".join(f"{k} {v if v is not None else 'no limit'}" for k, v in o.limits.items()))
+                fig = plots.occupancy_vs_block(r.value, s.value, self.gpu, mark_block=b.value)
+                display(fig)
+                plt.close(fig)
+        for x in (b, r, s):
+            x.observe(draw, "value")
+        draw()
+        return w.VBox([w.HBox([b, r, s]), out])
+
+
+class WaveExplorer:
+    def __init__(self, stairs: list):
+        self.stairs = {s.residency: s for s in stairs}
+        self.live = mode.is_live()
+        self._w = None
+
+    def update(self, residency: int, grid: int) -> dict:
+        st = self.stairs[residency]
+        i = st.grids.index(grid)
+        row = {"residency": residency, "grid": grid, "blocks_per_wave": st.blocks_per_wave,
+               "waves": -(-grid // st.blocks_per_wave), "median_us": st.medians[i], "source": "recorded",
+               "predicted_us": waves.predicted_us(grid, st.blocks_per_wave, st.per_wave_us())}
+        if self.live:
+            from . import timing
+            if self._w is None:
+                self._w = waves.Waves()
+            t = timing.events(lambda: self._w.launch_work(grid, residency), reps=5)
+            row.update(median_us=t.median, source="measured now")
+        return row
+
+    def widget(self):
+        import ipywidgets as w
+        from IPython.display import display
+        r = w.Dropdown(options=sorted(self.stairs), value=2, description="blocks/SM")
+        g = w.SelectionSlider(options=self.stairs[2].grids, value=self.stairs[2].grids[8], description="grid",
+                              continuous_update=False, layout=w.Layout(width="70%"))
+        out = w.Output()
+
+        def on_r(*_):
+            g.options = self.stairs[r.value].grids
+            draw()
+
+        def draw(*_):
+            row = self.update(r.value, g.value)
+            with out:
+                out.clear_output(wait=True)
+                print(f"grid {row['grid']} at {row['residency']} block(s)/SM = {row['waves']} wave(s) of "
+                      f"{row['blocks_per_wave']}: {row['median_us']:.1f} us ({row['source']}); "
+                      f"staircase model {row['predicted_us']:.1f} us")
+                fig = plots.staircases([self.stairs[r.value]])
+                ax = fig.axes[0]
+                ax.plot([row["grid"]], [row["median_us"]], "s", ms=11, mfc="none", mec="k", mew=2)
+                display(fig)
+                plt.close(fig)
+        r.observe(on_r, "value")
+        g.observe(draw, "value")
+        draw()
+        return w.VBox([w.HBox([r, g]), out])

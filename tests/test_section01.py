@@ -1,0 +1,62 @@
+"""§1 claims, checked on the H200 recording (replay) -- the numbers the notebook shows."""
+import pytest
+
+from launchlab import bandwidth, recordings, timing, waves
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return bandwidth.recorded()
+
+
+def test_stream_read_matches_numpy(sweep):
+    errs = recordings.load("section01").data["stream_reference_max_rel_err"]
+    assert set(errs) == {"1x1", "4x1", "1x4", "4x4"} and max(errs.values()) < 1e-5
+
+
+def test_peak_read_reaches_the_copy_ceiling(sweep):
+    """Issue target: the best streaming read pulls >= 95% of the device-to-device copy bandwidth."""
+    assert 3.5 < sweep.copy_tbs < 5.0
+    assert sweep.peak().tbs >= 0.95 * sweep.copy_tbs, (sweep.peak().tbs, sweep.copy_tbs)
+
+
+def test_one_block_uses_a_sliver_of_the_machine(sweep):
+    assert sweep.at(1024, 1).tbs < 0.06 * sweep.copy_tbs
+
+
+@pytest.mark.parametrize("a,b", [((1024, 12), (256, 48)), ((1024, 1), (128, 8)), ((512, 24), (256, 48)),
+                                 ((1024, 2), (256, 8))])
+def test_same_bytes_in_flight_same_bandwidth(sweep, a, b):
+    """Launch shapes with equal resident threads (so equal bytes in flight) get about the same bandwidth,
+    whatever their block count: 12 blocks of 1024 vs 48 blocks of 256."""
+    pa, pb = sweep.at(*a), sweep.at(*b)
+    assert sweep.in_flight(pa) == sweep.in_flight(pb)
+    assert 0.8 < pa.tbs / pb.tbs < 1.25, (a, pa.tbs, b, pb.tbs)
+
+
+def test_more_bytes_per_thread_means_fewer_threads_needed(sweep):
+    """At a small grid the float4 x 4 arm beats the scalar x 1 arm by a wide margin (16x the bytes in flight)."""
+    fast, slow = sweep.at(256, 16, 4, 4), sweep.at(256, 16, 1, 1)
+    assert fast.tbs > 4 * slow.tbs
+
+
+def test_wave_steps_where_the_calculator_says(sweep):
+    stairs, ramp = waves.recorded()
+    assert [s.residency for s in stairs] == [1, 2, 4]
+    for s in stairs:
+        assert s.blocks_per_wave == 132 * s.residency
+        assert s.observed_wave() == s.blocks_per_wave
+        assert [g0 for g0, _ in s.steps()] == [s.blocks_per_wave * k for k in (1, 2, 3)]
+        assert waves.step_share(s.grids, s.medians, s.blocks_per_wave) > 0.8
+    assert waves.step_share(ramp.grids, ramp.medians, ramp.blocks_per_wave) < 0.3
+
+
+def test_wave_references():
+    e = recordings.load("section01").data["waves"]["reference_max_rel_err"]
+    assert e["fixed_bytes"] < 1e-5 and e["fixed_work"] < 1e-4
+
+
+def test_instruments_disagree_as_documented():
+    ins = recordings.load("device").data["instruments"]
+    naive, ev, gr = (timing.Timing.from_dict(ins[k]) for k in ("events_naive", "events", "graph"))
+    assert gr.median < ev.median < naive.median
