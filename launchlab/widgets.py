@@ -15,6 +15,7 @@ from . import bandwidth, mode, occupancy, plots, waves
 class BandwidthExplorer:
     def __init__(self, sweep: "bandwidth.Sweep"):
         self.sweep = sweep
+        self.shown = ""      # the text the widget shows now
         self.live = mode.is_live()
         self._sr = None
 
@@ -48,12 +49,13 @@ class BandwidthExplorer:
 
         def draw(*_):
             r = self.update(b.value, g.value)
+            self.shown = self.text(r)
+            fig = plots.bandwidth_vs_grid(self.sweep, mark=(b.value, g.value))
             with out:
                 out.clear_output(wait=True)
-                print(self.text(r))
-                fig = plots.bandwidth_vs_grid(self.sweep, mark=(b.value, g.value))
+                print(self.shown)
                 display(fig)
-                plt.close(fig)
+            plt.close(fig)
         b.observe(draw, "value")
         g.observe(draw, "value")
         draw()
@@ -63,6 +65,7 @@ class BandwidthExplorer:
 class OccupancyExplorer:
     def __init__(self, gpu="H200"):
         self.gpu = gpu
+        self.shown = ""
 
     def update(self, block: int, regs: int, smem: int) -> occupancy.Occupancy:
         return occupancy.occupancy(block, regs, smem, self.gpu)
@@ -78,14 +81,14 @@ class OccupancyExplorer:
 
         def draw(*_):
             o = self.update(b.value, r.value, s.value)
+            self.shown = (o.describe() + "\nblocks/SM each resource allows: " +
+                          ", ".join(f"{k} {v if v is not None else 'no limit'}" for k, v in o.limits.items()))
+            fig = plots.occupancy_vs_block(r.value, s.value, self.gpu, mark_block=b.value)
             with out:
                 out.clear_output(wait=True)
-                print(o.describe())
-                print("blocks/SM each resource allows: " +
-                      ", ".join(f"{k} {v if v is not None else 'no limit'}" for k, v in o.limits.items()))
-                fig = plots.occupancy_vs_block(r.value, s.value, self.gpu, mark_block=b.value)
+                print(self.shown)
                 display(fig)
-                plt.close(fig)
+            plt.close(fig)
         for x in (b, r, s):
             x.observe(draw, "value")
         draw()
@@ -95,6 +98,7 @@ class OccupancyExplorer:
 class WaveExplorer:
     def __init__(self, stairs: list):
         self.stairs = {s.residency: s for s in stairs}
+        self.shown = ""
         self.live = mode.is_live()
         self._w = None
 
@@ -125,17 +129,19 @@ class WaveExplorer:
             draw()
 
         def draw(*_):
+            if g.value not in self.stairs[r.value].grids:
+                return          # the grid options are being swapped for another residency
             row = self.update(r.value, g.value)
+            self.shown = (f"grid {row['grid']} at {row['residency']} block(s)/SM = {row['waves']} wave(s) of "
+                          f"{row['blocks_per_wave']}: {row['median_us']:.1f} us ({row['source']}); "
+                          f"staircase model {row['predicted_us']:.1f} us")
+            fig = plots.staircases([self.stairs[r.value]])
+            fig.axes[0].plot([row["grid"]], [row["median_us"]], "s", ms=11, mfc="none", mec="k", mew=2)
             with out:
                 out.clear_output(wait=True)
-                print(f"grid {row['grid']} at {row['residency']} block(s)/SM = {row['waves']} wave(s) of "
-                      f"{row['blocks_per_wave']}: {row['median_us']:.1f} us ({row['source']}); "
-                      f"staircase model {row['predicted_us']:.1f} us")
-                fig = plots.staircases([self.stairs[r.value]])
-                ax = fig.axes[0]
-                ax.plot([row["grid"]], [row["median_us"]], "s", ms=11, mfc="none", mec="k", mew=2)
+                print(self.shown)
                 display(fig)
-                plt.close(fig)
+            plt.close(fig)
         r.observe(on_r, "value")
         g.observe(draw, "value")
         draw()

@@ -27,3 +27,28 @@ def test_wave_explorer_and_model():
 def test_occupancy_explorer():
     o = widgets.OccupancyExplorer().update(256, 64, 0)
     assert isinstance(o, occupancy.Occupancy) and o.blocks_per_sm == 4
+
+
+def test_moving_the_sliders_redraws():
+    """Build the real ipywidgets, move each control, and check what the explorer shows follows."""
+    s = bandwidth.recorded()
+    ex = widgets.BandwidthExplorer(s)
+    (block, grid), _ = ex.widget().children[0].children, None
+    grid.value = 48
+    block.value = 1024
+    assert "grid 48 x block 1024" in ex.shown and f"{s.at(1024, 48).tbs:.2f} TB/s" in ex.shown
+
+    stairs, _ = waves.recorded()
+    ex = widgets.WaveExplorer(stairs)
+    res, grid = ex.widget().children[0].children
+    res.value = 1
+    grid.value = 133
+    assert "grid 133 at 1 block(s)/SM = 2 wave(s) of 132" in ex.shown
+
+    ex = widgets.OccupancyExplorer()
+    block, regs, smem = ex.widget().children[0].children
+    regs.value = 64
+    block.value = 96
+    assert "10 blocks/SM" in ex.shown and "limited by registers" in ex.shown
+    smem.value = 100 * 1024
+    assert "2 blocks/SM" in ex.shown and "limited by shared memory" in ex.shown

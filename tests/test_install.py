@@ -1,0 +1,48 @@
+"""tools/install.py picks the CuPy wheel from the driver's CUDA major (nvidia-smi), or none without a GPU."""
+import importlib.util
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("install", ROOT / "tools" / "install.py")
+install = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(install)
+
+SMI = """#!/bin/sh
+cat <<'OUT'
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: {v}     |
++-----------------------------------------------------------------------------------------+
+OUT
+"""
+
+
+def _fake_smi(tmp_path, version):
+    p = tmp_path / "nvidia-smi"
+    p.write_text(SMI.format(v=version))
+    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize("version,pkg", [("13.0", "cupy-cuda13x"), ("12.8", "cupy-cuda12x"), ("14.1", "cupy-cuda13x")])
+def test_driver_major_picks_the_wheel(tmp_path, monkeypatch, version, pkg):
+    monkeypatch.delenv("LAUNCHLAB_CUPY", raising=False)
+    monkeypatch.setenv("PATH", _fake_smi(tmp_path, version) + os.pathsep + os.environ["PATH"])
+    assert install.driver_cuda_major() == int(version.split(".")[0])
+    assert install.cupy_package() == pkg
+
+
+def test_no_gpu_installs_no_cupy(tmp_path, monkeypatch):
+    monkeypatch.delenv("LAUNCHLAB_CUPY", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))       # no nvidia-smi anywhere
+    assert install.driver_cuda_major() is None and install.cupy_package() is None
+
+
+def test_override(monkeypatch):
+    monkeypatch.setenv("LAUNCHLAB_CUPY", "none")
+    assert install.cupy_package() is None
+    monkeypatch.setenv("LAUNCHLAB_CUPY", "cupy-cuda12x")
+    assert install.cupy_package() == "cupy-cuda12x"
