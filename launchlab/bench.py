@@ -38,12 +38,28 @@ def bench_stream() -> None:
         print(f"speed-up of the default arm: {1 / res.ratio():.2f}x\n")
 
 
+def bench_rms() -> None:
+    from . import rmsnorm
+    print("§2 RMS norm, 327 launches per CUDA graph, per-launch us (one build; ABBA per width)")
+    for n in rmsnorm.WIDTHS:
+        b = rmsnorm.Bench(n)
+        res = timing.abba(lambda: b.time("original", reps=5), lambda: b.time("wide", reps=5), pairs=3,
+                          labels=("original 128 scalar", "widened apply"))
+        cu = b.time("cupy", reps=5)
+        wide = statistics.median(res.medians("B"))
+        print(f"n={n}:  " + "  ".join(f"{o}:{t.median:.3f}" for o, t in zip(res.order, res.results)))
+        print(f"        widened/original = {res.ratio():.3f} ({1 - res.ratio():+.1%} time);  "
+              f"CuPy array ops {cu.median:.3f} us = {cu.median / wide:.2f}x the widened kernel")
+
+
 def main(what) -> int:
     mode.require_live("benchmarks")
     for w in what or ["stream"]:
         if w == "stream":
             bench_stream()
+        elif w == "rms":
+            bench_rms()
         else:
-            print(f"unknown benchmark {w!r}; known: stream")
+            print(f"unknown benchmark {w!r}; known: stream, rms")
             return 2
     return 0

@@ -60,9 +60,9 @@ def restore_set() -> str:
 
 
 def table() -> str:
-    rows = [f"{'gate':<28} {'now':>5} {'default':>8} {'baseline':>9}  what it selects"]
+    rows = [f"{'gate':<28} {'now':>7} {'default':>8} {'baseline':>9}  what it selects"]
     for g in sorted(GATES.values(), key=lambda g: g.name):
-        rows.append(f"{g.env:<28} {value(g.name):>5} {g.default:>8} {g.baseline:>9}  {g.doc}")
+        rows.append(f"{g.env:<28} {value(g.name):>7} {g.default:>8} {g.baseline:>9}  {g.doc}")
     return "\n".join(rows)
 
 
@@ -91,3 +91,7 @@ register(Gate("STREAM_VEC", ("1", "4"), default="4", baseline="1", kernel="strea
               doc="§1 streaming read: floats per load (1 scalar, 4 float4)"))
 register(Gate("STREAM_UNROLL", ("1", "4"), default="4", baseline="1", kernel="stream_read",
               doc="§1 streaming read: independent loads in flight per thread"))
+register(Gate("RMS_WIDE", ("0", "1"), default="1", baseline="0", kernel="rms_norm",
+              doc="§2 RMS norm: 1 widens the apply (block sized to the width, float4 where legal)"))
+register(Gate("RMS_REDUCE", ("narrow", "wide"), default="narrow", baseline="narrow", kernel="rms_norm",
+              doc="§2 RMS norm: 'wide' lets every thread add to ss (reassociates; not bit-identical)"))

@@ -32,6 +32,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "stream_read": ("stream_read<1, 1>", "stream_read<4, 1>", "stream_read<1, 4>", "stream_read<4, 4>"),
     "waves": ("fixed_work", "fixed_bytes"),
     "spin": ("spin_wait",),
+    "rms_norm": ("rms_norm_f32", "rms_norm_wide<false>", "rms_norm_wide<true>", "rms_norm_wide_reduce<false>",
+                 "rms_norm_wide_reduce<true>"),
     "occupancy_probe": tuple(
         f"occupancy_probe<{r}, {s}>"
         for r, s in [(16, 0), (24, 0), (32, 0), (40, 0), (48, 0), (56, 0), (64, 0), (72, 0), (80, 0),

@@ -107,3 +107,43 @@ def occupancy_vs_block(regs: int, smem: int, gpu="H200", mark_block: int | None 
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
+
+
+def rms_times(rec, widths):
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    x = np.arange(len(widths))
+    for i, (arm, c, lab) in enumerate((("original", "#d95f02", "original: 1 block x 128 scalar threads"),
+                                       ("wide", "#1b9e77", "widened apply (block sized to the width, float4)"),
+                                       ("cupy", "#7570b3", "CuPy array operations (8 kernels)"))):
+        t = [rec.times(n)[arm] for n in widths]
+        ax.bar(x + (i - 1) * 0.27, [v.median for v in t], 0.27, color=c, label=lab,
+               yerr=[[v.median - v.min for v in t], [v.max - v.median for v in t]], capsize=2)
+    ax.set_xticks(x, [str(n) for n in widths])
+    ax.set_xlabel("row width (hidden size)")
+    ax.set_ylabel("us per norm (327 per CUDA graph)")
+    ax.set_title("RMS norm, one row per launch: median with min..max over reps")
+    ax.set_ylim(0, max(rec.times(n)["cupy"].max for n in widths) * 1.45)
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def frontier_model(saving_ms: float, rounds, gate: float = 0.02):
+    from . import frontier
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    ms = np.linspace(max(saving_ms * 2, 5), 80, 300)
+    ax.plot(ms, [100 * frontier.gain(m, saving_ms) for m in ms], color="#1b9e77",
+            label=f"a fixed saving of {saving_ms:.3f} ms/token")
+    ax.axhline(100 * gate, color="k", ls="--", lw=1, label=f"significance gate ({gate:.0%})")
+    for r in rounds:
+        ax.plot([1000 / r.main_tok_s], [100 * r.over_frontier], "o", color="#d95f02")
+        ax.annotate(f"#71 round {r.round}", (1000 / r.main_tok_s, 100 * r.over_frontier), fontsize=8,
+                    xytext=(4, 4), textcoords="offset points")
+    ax.set_xlabel("main's time per token (ms): the frontier gets faster to the left")
+    ax.set_ylabel("gain over the frontier (%)")
+    ax.set_title("The same diff, measured against a moving main")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig

@@ -14,7 +14,7 @@ import time
 from . import (bandwidth, hardware, kernels, mode, occupancy_probe, provenance, recordings, timing, waves)
 from .progress import Progress
 
-SECTIONS = ("device", "occupancy", "section01")
+SECTIONS = ("device", "occupancy", "section01", "section02")
 
 
 def _say(msg: str) -> None:
@@ -37,10 +37,14 @@ def record_device(out=None) -> dict:
         off = kernels.compile_offline(fam)
         for e in exprs:
             k = kernels.kernel(fam, e)
-            r = off.resources_of(e)
-            regs[f"{fam}:{e}"] = {"live_registers": k.registers, "live_static_smem": k.smem_static,
-                                  "offline_registers": r.registers, "offline_static_smem": r.smem_static,
-                                  "offline_nvrtc": ".".join(map(str, off.nvrtc_version))}
+            row = {"live_registers": k.registers, "live_static_smem": k.smem_static,
+                   "offline_nvrtc": ".".join(map(str, off.nvrtc_version))}
+            try:
+                r = off.resources_of(e)
+                row.update(offline_registers=r.registers, offline_static_smem=r.smem_static)
+            except kernels.KernelError as err:   # this machine's NVRTC gave no ptxas report: say so
+                row.update(offline_registers=None, offline_static_smem=None, offline_error=str(err))
+            regs[f"{fam}:{e}"] = row
     data = {"spec": hardware.from_device().to_dict(),
             "instruments": {"events_naive": naive.to_dict(), "events": ev.to_dict(), "graph": gr.to_dict(),
                             "kernel": "waves.cu fixed_work, grid 1, block 32, 64 FMA steps"},
@@ -73,9 +77,42 @@ def record_section01() -> dict:
                       "iters": waves.ITERS, "reference_max_rel_err": wrefs}}
 
 
+def record_section02() -> dict:
+    from . import rmsnorm
+    data = {"widths": list(rmsnorm.WIDTHS), "norms_per_token": rmsnorm.NORMS_PER_TOKEN, "eps": rmsnorm.EPS}
+    prog = Progress("rms identity")
+    data["identity"] = []
+    for i, n in enumerate(rmsnorm.WIDTHS):
+        data["identity"].append(rmsnorm.compare_rows(n, 10000))
+        prog(i + 1, len(rmsnorm.WIDTHS))
+    data["fallback"] = rmsnorm.fallback_checks()
+    blocks = (128, 256, 512, 1024)
+    timings = []
+    prog = Progress("rms timing")
+    for i, n in enumerate(rmsnorm.WIDTHS):
+        b = rmsnorm.Bench(n)
+        row = {"n": n, "original": b.time("original").to_dict(), "wide": b.time("wide").to_dict(),
+               "wide_plan_block": rmsnorm.plan(n, b.x, b.w, b.y, wide=True, reduce="narrow").block,
+               "wide_blocks": {str(k): b.time("wide", k).to_dict() for k in blocks}}
+        try:
+            row["cupy"] = b.time("cupy").to_dict()
+            row["cupy_instrument"] = "graph"
+        except Exception as e:  # noqa: BLE001 - fall back to events, and say so
+            row["cupy"] = timing.events(lambda: b.run("cupy"), reps=50).to_dict()
+            row["cupy_instrument"] = f"events (graph capture failed: {type(e).__name__})"
+        timings.append(row)
+        prog(i + 1, len(rmsnorm.WIDTHS))
+    data["timing"] = timings
+    b = rmsnorm.Bench(7168)
+    data["abba_7168"] = timing.abba(lambda: b.time("original", reps=5), lambda: b.time("wide", reps=5), pairs=3,
+                                    labels=("original 128 scalar", "widened apply")).to_dict()
+    return data
+
+
 FAMILIES_OF = {"device": list(kernels.FAMILIES), "occupancy": ["occupancy_probe"],
-               "section01": ["stream_read", "waves", "spin"]}
-RECORDERS = {"device": record_device, "occupancy": record_occupancy, "section01": record_section01}
+               "section01": ["stream_read", "waves", "spin"], "section02": ["rms_norm", "spin"]}
+RECORDERS = {"device": record_device, "occupancy": record_occupancy, "section01": record_section01,
+             "section02": record_section02}
 
 
 def record(names=SECTIONS, data_dir=None) -> list[str]:

@@ -43,6 +43,22 @@ def run() -> dict:
         res[f"waves {k}"] = (e < tol, f"max rel err {e:.2e} (bound {tol:.0e})")
     for k, ok in occupancy_probe.check_probe_outputs(n=2048).items():
         res[f"{k} bytes == numpy"] = (ok, "byte-identical" if ok else "differs")
+    from . import rmsnorm
+    for n in (2048, 7168, 7166):
+        c = rmsnorm.compare_rows(n, 48, keep=0)
+        res[f"rms_norm n={n}: widened apply byte-identical"] = (c["wide_identical"], c["plans"]["wide"]["expr"])
+        worst = max(c["max_rel_err_vs_float64"].values())
+        res[f"rms_norm n={n}: every arm vs float64"] = (worst < TOL, f"max rel err {worst:.2e}")
+        ok = c["emulation_ss_matches_gpu"]["narrow"] == 48 and c["emulation_ss_matches_gpu"]["wide"] == 48
+        res[f"rms_norm n={n}: numpy emulation reproduces ss bits"] = (ok, str(c["emulation_ss_matches_gpu"]))
+    for f in rmsnorm.fallback_checks(count=8):
+        res[f"rms_norm fallback n={f['n']} offset {f['offset_floats']}"] = (f["identical"], f["expr"])
+    for bad in (dict(eps=-1.0), dict(n=0)):
+        try:
+            rmsnorm.rms_norm(w.out[:16], w.out[:16], **bad)
+            res[f"rms_norm refuses {bad}"] = (False, "launched")
+        except rmsnorm.RMSNormError as e:
+            res[f"rms_norm refuses {bad}"] = (True, str(e)[:50])
     return res
 
 

@@ -146,3 +146,68 @@ class WaveExplorer:
         g.observe(draw, "value")
         draw()
         return w.VBox([w.HBox([r, g]), out])
+
+
+class RMSExplorer:
+    """§2: width and block size for the widened apply, against the original at the same width."""
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.live = mode.is_live()
+        self.shown = ""
+        self._bench = {}
+
+    def update(self, n: int, block: int) -> dict:
+        import numpy as np
+        from . import rmsnorm
+        t = self.rec.times(n)
+        orig, wide = t["original"].median, t[f"wide@{block}"].median
+        source = "recorded"
+        if self.live:
+            b = self._bench.get(n) or self._bench.setdefault(n, rmsnorm.Bench(n))
+            orig, wide = b.time("original", reps=5).median, b.time("wide", block, reps=5).median
+            source = "measured now"
+        x = np.zeros(n, np.float32)
+        p_o = rmsnorm.plan(n, x, x, x, wide=False)
+        p_w = rmsnorm.plan(n, x, x, x, block=block, wide=True, reduce="narrow")
+        return {"n": n, "block": block, "original_us": orig, "wide_us": wide, "source": source,
+                "original_in_flight": p_o.bytes_in_flight, "wide_in_flight": p_w.bytes_in_flight,
+                "wide_expr": p_w.expr}
+
+    def text(self, r: dict) -> str:
+        return (f"width {r['n']}: original 128 threads, {r['original_in_flight']} B in flight -> "
+                f"{r['original_us']:.3f} us;  {r['wide_expr']} at block {r['block']}, "
+                f"{r['wide_in_flight'] // 1024} KiB in flight -> {r['wide_us']:.3f} us  "
+                f"({r['original_us'] / r['wide_us']:.2f}x; {r['source']})")
+
+    def widget(self):
+        import ipywidgets as w
+        from IPython.display import display
+        widths = [row["n"] for row in self.rec.timing]
+        blocks = sorted(int(b) for b in self.rec.timing[0]["wide_blocks"])
+        nb = w.Dropdown(options=widths, value=7168, description="width")
+        bb = w.SelectionSlider(options=blocks, value=1024, description="block", continuous_update=False)
+        out = w.Output()
+
+        def draw(*_):
+            r = self.update(nb.value, bb.value)
+            self.shown = self.text(r)
+            fig, ax = plt.subplots(figsize=(7, 2.6))
+            t = self.rec.times(nb.value)
+            ax.plot(blocks, [t[f"wide@{b}"].median for b in blocks], "o-", color="#1b9e77", label="widened apply")
+            ax.axhline(t["original"].median, color="#d95f02", ls="--", label="original (128 threads)")
+            ax.plot([bb.value], [r["wide_us"]], "s", ms=11, mfc="none", mec="k", mew=2)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("block size of the widened apply")
+            ax.set_ylabel("us per norm")
+            ax.legend(fontsize=8)
+            fig.tight_layout()
+            with out:
+                out.clear_output(wait=True)
+                print(self.shown)
+                display(fig)
+            plt.close(fig)
+        nb.observe(draw, "value")
+        bb.observe(draw, "value")
+        draw()
+        return w.VBox([w.HBox([nb, bb]), out])

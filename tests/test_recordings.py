@@ -6,7 +6,7 @@ import pytest
 
 from launchlab import kernels, recordings
 
-NAMES = ("device", "occupancy", "section01")
+NAMES = ("device", "occupancy", "section01", "section02")
 
 
 @pytest.mark.parametrize("name", NAMES)

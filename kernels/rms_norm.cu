@@ -1,0 +1,98 @@
+// §2 RMS norm over one row per block: y[d] = x[d] * inv * w[d], inv = rsqrtf(ss / n + eps), ss = sum x^2.
+//
+// A row needs its whole reduction before any element can be scaled, so one block per row is the right
+// structure (a second block would need a global barrier or a second pass). What can change is the width.
+//
+//   rms_norm_f32             the original: one block of 128 scalar threads does everything.
+//   rms_norm_wide<VEC>       the widened apply (lecture §2.1): the sum of squares still runs on exactly
+//                            threads 0..127 with the same stride, so ss keeps its float32 association; the
+//                            block is sized to the width and the elementwise apply uses all of it, with
+//                            float4 loads/stores when VEC (only when n % 4 == 0 and x, w, y are 16-byte
+//                            aligned; the host decides). Byte-identical to the original.
+//   rms_norm_wide_reduce<VEC> the change the lecture warns against: every thread of the wide block adds to
+//                            ss (stride = blockDim.x). Same maths, different association: ss moves by an ulp
+//                            now and then, and so may the output.
+//
+// Variants are picked at launch by LAUNCHLAB_RMS_WIDE and LAUNCHLAB_RMS_REDUCE (launchlab.gates): one build.
+// `stats`, when not null, receives ss and inv per row (for the bit-level checks; the timed runs pass null).
+#include "common.cuh"
+
+#define REDUCE_THREADS 128
+
+__device__ __forceinline__ void write_stats(float* stats, int row, float ss, float inv) {
+    if (stats != nullptr && threadIdx.x == 0) {
+        stats[2 * row] = ss;
+        stats[2 * row + 1] = inv;
+    }
+}
+
+extern "C" __global__ void rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w,
+                                        float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+    __shared__ float shm[32];
+    const float* xr = x + (long long)blockIdx.x * n;
+    float* yr = y + (long long)blockIdx.x * n;
+    // Launched with exactly REDUCE_THREADS threads (the host enforces it). The stride is that constant, as in
+    // the lecture's kernel, so the compiler can unroll and keep several loads in flight per thread.
+    float acc = 0.0f;
+    for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) acc += xr[d] * xr[d];
+    const float ss = block_sum(acc, shm);
+    const float inv = rsqrtf(ss / (float)n + eps);
+    write_stats(stats, blockIdx.x, ss, inv);
+    for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) yr[d] = xr[d] * inv * w[d];
+}
+
+template <bool VEC>
+__device__ __forceinline__ void apply_wide(const float* __restrict__ xr, const float* __restrict__ w,
+                                           float* __restrict__ yr, int n, float inv) {
+    if (VEC) {
+        const float4* x4 = reinterpret_cast<const float4*>(xr);
+        const float4* w4 = reinterpret_cast<const float4*>(w);
+        float4* y4 = reinterpret_cast<float4*>(yr);
+        for (int d = threadIdx.x; d < n / 4; d += blockDim.x) {
+            const float4 a = x4[d], b = w4[d];
+            float4 o;
+            o.x = a.x * inv * b.x;   // the same two roundings per element as the original
+            o.y = a.y * inv * b.y;
+            o.z = a.z * inv * b.z;
+            o.w = a.w * inv * b.w;
+            y4[d] = o;
+        }
+    } else {
+        for (int d = threadIdx.x; d < n; d += blockDim.x) yr[d] = xr[d] * inv * w[d];
+    }
+}
+
+template <bool VEC>
+__global__ void rms_norm_wide(const float* __restrict__ x, const float* __restrict__ w,
+                              float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+    __shared__ float shm[32];
+    const float* xr = x + (long long)blockIdx.x * n;
+    float* yr = y + (long long)blockIdx.x * n;
+    float acc = 0.0f;
+    if (threadIdx.x < REDUCE_THREADS) {                     // the REDUCTION stays on 128 threads
+        for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) acc += xr[d] * xr[d];
+    }
+    const float ss = block_sum(acc, shm);                   // threads >= 128 add +0.0f: an IEEE identity
+    const float inv = rsqrtf(ss / (float)n + eps);
+    write_stats(stats, blockIdx.x, ss, inv);
+    apply_wide<VEC>(xr, w, yr, n, inv);                     // the APPLY goes wide
+}
+
+template <bool VEC>
+__global__ void rms_norm_wide_reduce(const float* __restrict__ x, const float* __restrict__ w,
+                                     float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+    __shared__ float shm[32];
+    const float* xr = x + (long long)blockIdx.x * n;
+    float* yr = y + (long long)blockIdx.x * n;
+    float acc = 0.0f;
+    for (int d = threadIdx.x; d < n; d += blockDim.x) acc += xr[d] * xr[d];   // every thread: reassociated
+    const float ss = block_sum(acc, shm);
+    const float inv = rsqrtf(ss / (float)n + eps);
+    write_stats(stats, blockIdx.x, ss, inv);
+    apply_wide<VEC>(xr, w, yr, n, inv);
+}
+
+template __global__ void rms_norm_wide<false>(const float*, const float*, float*, int, float, float*);
+template __global__ void rms_norm_wide<true>(const float*, const float*, float*, int, float, float*);
+template __global__ void rms_norm_wide_reduce<false>(const float*, const float*, float*, int, float, float*);
+template __global__ void rms_norm_wide_reduce<true>(const float*, const float*, float*, int, float, float*);

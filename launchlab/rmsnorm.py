@@ -1,0 +1,349 @@
+"""§2: RMS norm, one block per row -- 128 scalar threads vs a block sized to the width.
+
+The reduction (sum of squares) decides the float32 association of ss, and through inv = rsqrtf(ss/n + eps)
+every output element. The widened kernel keeps the reduction on exactly 128 threads with the original stride
+and widens only the elementwise apply, so its output is byte-identical. Widening the reduction too is an
+accuracy change: ss is summed in another order.
+
+    original           rms_norm_f32, 128 threads, scalar                     (LAUNCHLAB_RMS_WIDE=0)
+    wide               rms_norm_wide<VEC>, block sized to the width          (LAUNCHLAB_RMS_WIDE=1, default)
+    wide + reduce      rms_norm_wide_reduce<VEC>, all threads add to ss      (LAUNCHLAB_RMS_REDUCE=wide)
+
+VEC (float4) is used only when n % 4 == 0 and x, w and y are all 16-byte aligned; otherwise the exact scalar
+path runs. A wide launch that comes out at 128 threads with no float4 path stays on the original kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import floatbits, gates, kernels, launch, mode
+
+FAMILY = "rms_norm"
+REDUCE_THREADS = 128
+WIDTHS = (2048, 4096, 5120, 7168, 8192)       # hidden sizes of real models (7168: the lecture's)
+NORMS_PER_TOKEN = 327
+EPS = 1e-6
+
+
+class RMSNormError(launch.LaunchError):
+    pass
+
+
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a launch will do, decided before it happens."""
+    expr: str          # the kernel instantiation
+    block: int
+    vec: bool
+    reduce_threads: int
+
+    @property
+    def bytes_in_flight(self) -> int:
+        """Bytes one load of x by the whole block has in flight (the lecture's measure; loading w with it
+        doubles both arms alike): threads x (16 B with float4, 4 B scalar)."""
+        return self.block * (16 if self.vec else 4)
+
+
+def _aligned(a) -> bool:
+    ptr = a.data.ptr if hasattr(a, "data") and hasattr(a.data, "ptr") else a.ctypes.data
+    return ptr % 16 == 0
+
+
+def validate(x, w, y, n: int, eps: float) -> int:
+    """Refuse bad inputs before any launch. Returns the number of rows."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
+        raise RMSNormError(f"row width n must be a positive integer, got {n!r}")
+    if not np.isfinite(eps) or eps < 0:
+        raise RMSNormError(f"eps must be a finite number >= 0, got {eps!r}")
+    for name, a in (("x", x), ("w", w), ("y", y)):
+        if a.dtype != np.float32:
+            raise RMSNormError(f"{name} must be float32, got {a.dtype}")
+        if not a.flags.c_contiguous:
+            raise RMSNormError(f"{name} must be contiguous")
+    if w.size != n:
+        raise RMSNormError(f"weight has {w.size} elements, the row has {n}")
+    if x.size == 0 or x.size % n:
+        raise RMSNormError(f"x has {x.size} elements, not a whole number of rows of {n}")
+    if y.size != x.size:
+        raise RMSNormError(f"y has {y.size} elements, x has {x.size}")
+    return x.size // n
+
+
+def plan(n: int, x, w, y, block: int | None = None, wide: bool | None = None,
+         reduce: str | None = None) -> Plan:
+    """Pick the kernel for this call from the gates (or the arguments) and the data's alignment."""
+    wide = (gates.value("RMS_WIDE") == "1") if wide is None else wide
+    reduce = gates.value("RMS_REDUCE") if reduce is None else reduce
+    if not wide:
+        if block not in (None, REDUCE_THREADS):
+            raise RMSNormError("the original kernel runs on exactly 128 threads")
+        return Plan("rms_norm_f32", REDUCE_THREADS, False, REDUCE_THREADS)
+    vec = n % 4 == 0 and all(_aligned(a) for a in (x, w, y))
+    if block is None:
+        units = n // 4 if vec else n
+        block = min(1024, max(REDUCE_THREADS, -(-units // 32) * 32))
+    if isinstance(block, bool) or not isinstance(block, (int, np.integer)):
+        raise RMSNormError(f"block must be a whole number of threads, got {block!r}")
+    if block < REDUCE_THREADS or block > 1024 or block % 32:
+        raise RMSNormError(f"the widened kernel needs a block of 128 to 1024 threads in whole warps "
+                           f"(the reduction runs on threads 0..127), got {block}")
+    if reduce == "wide":
+        return Plan(f"rms_norm_wide_reduce<{'true' if vec else 'false'}>", block, vec, block)
+    if block == REDUCE_THREADS and not vec:
+        return Plan("rms_norm_f32", REDUCE_THREADS, False, REDUCE_THREADS)   # stays on the original
+    return Plan(f"rms_norm_wide<{'true' if vec else 'false'}>", block, vec, REDUCE_THREADS)
+
+
+def rms_norm(x, w, y=None, eps: float = EPS, n: int | None = None, block: int | None = None,
+             wide: bool | None = None, reduce: str | None = None, stats=None):
+    """Launch the RMS norm on CuPy arrays (one block per row). Returns (y, plan)."""
+    mode.require_live("launching the RMS norm")
+    import cupy as cp
+
+    n = int(w.size) if n is None else n
+    if y is None:
+        y = cp.empty_like(x)
+    rows = validate(x, w, y, n, eps)
+    p = plan(n, x, w, y, block, wide, reduce)
+    if stats is not None and (stats.dtype != np.float32 or stats.size < 2 * rows):
+        raise RMSNormError(f"stats needs {2 * rows} float32 slots")
+    k = kernels.kernel(FAMILY, p.expr)
+    k.launch(rows, p.block, (x, w, y, np.int32(n), np.float32(eps), stats if stats is not None else np.uint64(0)))
+    return y, p
+
+
+# ------------------------------------------------------------------ references
+def reference(x: np.ndarray, w: np.ndarray, eps: float = EPS) -> np.ndarray:
+    """float64 reference, row by row."""
+    x64 = np.asarray(x, np.float64)
+    n = w.size
+    x64 = x64.reshape(-1, n)
+    inv = 1.0 / np.sqrt((x64 * x64).sum(axis=1) / n + eps)
+    return (x64 * inv[:, None] * np.asarray(w, np.float64)).reshape(np.shape(x))
+
+
+def emulate_ss(x: np.ndarray, n: int, threads: int = REDUCE_THREADS) -> np.ndarray:
+    """Bit-exact float32 emulation of ss: `threads` threads each run acc = fma(x[d], x[d], acc) over
+    d = t, t + threads, ... (nvcc contracts `acc += x*x` to FFMA), then common.cuh's block_sum."""
+    x = np.asarray(x, np.float32).reshape(-1, n)
+    rows = x.shape[0]
+    steps = -(-n // threads)
+    pad = np.zeros((rows, steps * threads), np.float32)
+    pad[:, :n] = x
+    acc = np.zeros((rows, threads), np.float32)
+    for j in range(steps):
+        v = pad[:, j * threads:(j + 1) * threads]
+        live = (np.arange(threads) + j * threads) < n
+        nxt = floatbits.fma32(v, v, acc)
+        acc = np.where(live, nxt, acc)          # threads past the end do not add (not even +0.0)
+    return floatbits.block_sum(acc)
+
+
+def rsqrt_arg(ss: np.ndarray, n: int, eps: float = EPS) -> np.ndarray:
+    """The float32 value rsqrtf receives: ss / n + eps (IEEE division, then add)."""
+    return (np.asarray(ss, np.float32) / np.float32(n)) + np.float32(eps)
+
+
+def apply(x: np.ndarray, w: np.ndarray, inv: np.ndarray) -> np.ndarray:
+    """The kernel's apply, bit-exact given inv: (x * inv) * w in float32, per element."""
+    n = w.size
+    xr = np.asarray(x, np.float32).reshape(-1, n)
+    return ((xr * np.asarray(inv, np.float32)[:, None]) * np.asarray(w, np.float32)).reshape(np.shape(x))
+
+
+def row(seed: int, n: int, r: int) -> np.ndarray:
+    """Row r of the course's random inputs at width n: standard normal float32, reproducible anywhere."""
+    return np.random.default_rng([seed, n, r]).standard_normal(n, dtype=np.float32)
+
+
+def weight(n: int) -> np.ndarray:
+    return (1.0 + 0.1 * np.random.default_rng([7, n]).standard_normal(n)).astype(np.float32)
+
+
+def rows(seed: int, n: int, count: int, start: int = 0) -> np.ndarray:
+    return np.stack([row(seed, n, r) for r in range(start, start + count)])
+
+
+# ------------------------------------------------------------------ live measurements (the recorder's)
+def cupy_rms_norm(x, w, eps, out, sq, s):
+    """What a user would write with CuPy array operations (outputs preallocated so it can sit in a graph):
+    square, sum, divide, add eps, sqrt, reciprocal, scale, weight -- eight kernels per norm."""
+    import cupy as cp
+    n = w.size
+    cp.multiply(x, x, out=sq)
+    cp.sum(sq, out=s)
+    cp.divide(s, np.float32(n), out=s)
+    cp.add(s, np.float32(eps), out=s)
+    cp.sqrt(s, out=s)
+    cp.reciprocal(s, out=s)
+    cp.multiply(x, s, out=out)
+    cp.multiply(out, w, out=out)
+    return out
+
+
+class Bench:
+    """One row at width n on the GPU, timed as the lecture does: 327 launches in one CUDA graph."""
+
+    def __init__(self, n: int, seed: int = 3):
+        mode.require_live("timing the RMS norm")
+        import cupy as cp
+        self.cp, self.n = cp, n
+        self.x = cp.asarray(row(seed, n, 0))
+        self.w = cp.asarray(weight(n))
+        self.y = cp.empty_like(self.x)
+        self.sq = cp.empty_like(self.x)
+        self.s = cp.empty((), dtype=cp.float32)
+
+    def run(self, arm: str, block: int | None = None):
+        if arm == "cupy":
+            return cupy_rms_norm(self.x, self.w, EPS, self.y, self.sq, self.s)
+        return rms_norm(self.x, self.w, self.y, EPS, self.n, block=block, wide=(arm == "wide"), reduce="narrow")
+
+    def time(self, arm: str, block: int | None = None, reps: int = 10, launches: int = NORMS_PER_TOKEN):
+        from . import timing
+        return timing.graph(lambda: self.run(arm, block), launches=launches, reps=reps,
+                            label=f"{arm} n={self.n} block={block}")
+
+
+def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> dict:
+    """On the GPU: original vs widened apply vs widened reduction over `count` random rows of width n.
+    Byte comparisons of the outputs; ss/inv bits kept for the first `keep` rows (for the CPU emulation)."""
+    mode.require_live("comparing RMS norm outputs on the GPU")
+    import cupy as cp
+    xs = rows(seed, n, count)
+    w = weight(n)
+    x = cp.asarray(xs)
+    wd = cp.asarray(w)
+    outs, stats, plans = {}, {}, {}
+    for arm, kw in (("original", dict(wide=False)), ("wide", dict(wide=True, reduce="narrow")),
+                    ("wide_reduce", dict(wide=True, reduce="wide"))):
+        y = cp.full(x.shape, np.nan, dtype=cp.float32)
+        st = cp.full(2 * count, np.nan, dtype=cp.float32)
+        _, p = rms_norm(x, wd, y, EPS, n, stats=st, **kw)
+        outs[arm], stats[arm], plans[arm] = cp.asnumpy(y), cp.asnumpy(st).reshape(count, 2), p
+    o, wv, wr = outs["original"], outs["wide"], outs["wide_reduce"]
+    ss_o, ss_r = stats["original"][:, 0], stats["wide_reduce"][:, 0]
+    out_rows_changed = np.any(floatbits.bits(o) != floatbits.bits(wr), axis=1)
+    elems_changed = int(np.sum(floatbits.bits(o) != floatbits.bits(wr)))
+    rel = np.abs(o.astype(np.float64) - wr) / np.maximum(np.abs(o.astype(np.float64)), 1e-30)
+    ref = reference(xs, w)
+    emu_narrow = emulate_ss(xs, n, REDUCE_THREADS)
+    emu_wide = emulate_ss(xs, n, plans["wide_reduce"].reduce_threads)
+    return {
+        "n": n, "rows": count, "seed": seed,
+        "plans": {k: {"expr": p.expr, "block": p.block, "vec": p.vec, "reduce_threads": p.reduce_threads}
+                  for k, p in plans.items()},
+        "wide_identical": bool(o.tobytes() == wv.tobytes()),
+        "ss_wide_identical": bool(stats["original"].tobytes() == stats["wide"].tobytes()),
+        "reduce_ss_rows_changed": int(np.sum(floatbits.bits(ss_o) != floatbits.bits(ss_r))),
+        "reduce_inv_rows_changed": int(np.sum(floatbits.bits(stats["original"][:, 1])
+                                              != floatbits.bits(stats["wide_reduce"][:, 1]))),
+        "reduce_out_rows_changed": int(np.sum(out_rows_changed)),
+        "reduce_out_elements_changed": elems_changed,
+        "reduce_out_max_rel_change": float(rel.max()),
+        "reduce_ss_max_ulps": int(floatbits.ulp_distance(ss_o, ss_r).max()),
+        "max_rel_err_vs_float64": {k: float(np.max(np.abs(v - ref) / np.maximum(np.abs(ref), 1e-30)))
+                                   for k, v in outs.items()},
+        "emulation_ss_matches_gpu": {"narrow": int(np.sum(floatbits.bits(emu_narrow) == floatbits.bits(ss_o))),
+                                     "wide": int(np.sum(floatbits.bits(emu_wide) == floatbits.bits(ss_r)))},
+        "apply_emulation_matches_gpu": bool(np.array_equal(floatbits.bits(apply(xs, w, stats["original"][:, 1])),
+                                                           floatbits.bits(o))),
+        "ss_bits": {"original": floatbits.bits(ss_o[:keep]).tolist(),
+                    "wide_reduce": floatbits.bits(ss_r[:keep]).tolist()},
+        "inv_bits": {"original": floatbits.bits(stats["original"][:keep, 1]).tolist(),
+                     "wide_reduce": floatbits.bits(stats["wide_reduce"][:keep, 1]).tolist()},
+    }
+
+
+def fallback_checks(count: int = 64, seed: int = 5) -> list[dict]:
+    """The fast path fails into exactness: misaligned views and widths not divisible by 4 take the scalar
+    widened path, and their bytes equal the original's."""
+    mode.require_live("the fallback checks")
+    import cupy as cp
+    out = []
+    for n, offset in ((7168, 1), (7166, 0), (5118, 0), (4096, 3), (7168, 0)):
+        xs = rows(seed, n, count)
+        buf = cp.zeros(xs.size + 8, dtype=cp.float32)
+        x = buf[offset:offset + xs.size]
+        x[...] = cp.asarray(xs.ravel())
+        w = cp.asarray(weight(n))
+        ybuf = cp.zeros(xs.size + 8, dtype=cp.float32)
+        y_wide = ybuf[offset:offset + xs.size]
+        y_orig = cp.empty(xs.size, dtype=cp.float32)
+        _, p = rms_norm(x, w, y_wide, EPS, n, wide=True, reduce="narrow")
+        rms_norm(x, w, y_orig, EPS, n, wide=False)
+        out.append({"n": n, "offset_floats": offset, "expr": p.expr, "vec": p.vec, "block": p.block,
+                    "identical": bool(cp.asnumpy(y_wide).tobytes() == cp.asnumpy(y_orig).tobytes())})
+    return out
+
+
+# ------------------------------------------------------------------ replay
+@dataclass
+class Recorded:
+    identity: list
+    fallback: list
+    timing: list
+    abba: object
+    source: str
+
+    def times(self, n: int) -> dict:
+        from . import timing as t
+        r = next(x for x in self.timing if x["n"] == n)
+        out = {k: t.Timing.from_dict(r[k]) for k in ("original", "wide", "cupy")}
+        out.update({f"wide@{b}": t.Timing.from_dict(v) for b, v in r["wide_blocks"].items()})
+        return out
+
+    def identity_at(self, n: int) -> dict:
+        return next(x for x in self.identity if x["n"] == n)
+
+
+def recorded() -> Recorded:
+    from . import recordings, timing
+    r = recordings.load("section02")
+    d = r.data
+    return Recorded(d["identity"], d["fallback"], d["timing"], timing.ABBA.from_dict(d["abba_7168"]), r.describe())
+
+
+def identity_facts(xs: np.ndarray, n: int, block: int = 1024) -> dict:
+    """The two facts behind the widened apply's byte-identity, checked on data with the emulation:
+    1. threads 128..block-1 contribute +0.0 and v + 0.0 == v in IEEE arithmetic (bit for bit, v >= 0);
+    2. so the warp sums entering the cross-warp step are the same four values followed by +0.0 lanes, in the
+       128-thread block (lanes past its 4 warps are 0) and the wide block (warps 4..31 summed to +0.0)."""
+    x = np.asarray(xs, np.float32).reshape(-1, n)
+    rows_ = x.shape[0]
+    steps = -(-n // REDUCE_THREADS)
+    pad = np.zeros((rows_, steps * REDUCE_THREADS), np.float32)
+    pad[:, :n] = x
+    acc = np.zeros((rows_, REDUCE_THREADS), np.float32)
+    for j in range(steps):
+        v = pad[:, j * REDUCE_THREADS:(j + 1) * REDUCE_THREADS]
+        live = (np.arange(REDUCE_THREADS) + j * REDUCE_THREADS) < n
+        acc = np.where(live, floatbits.fma32(v, v, acc), acc)
+    wide = np.zeros((rows_, block), np.float32)
+    wide[:, :REDUCE_THREADS] = acc
+    narrow_warps = floatbits.xor_tree(acc.reshape(rows_, REDUCE_THREADS // 32, 32))
+    wide_warps = floatbits.xor_tree(wide.reshape(rows_, block // 32, 32))
+    lanes_n = np.zeros((rows_, 32), np.float32)
+    lanes_n[:, :REDUCE_THREADS // 32] = narrow_warps
+    plus_zero = floatbits.bits(acc + np.float32(0.0)) == floatbits.bits(acc)
+    return {
+        "rows": rows_,
+        "x_plus_zero_is_x": int(np.all(plus_zero, axis=1).sum()),
+        "idle_warps_sum_to_plus_zero": int(np.all(floatbits.bits(wide_warps[:, REDUCE_THREADS // 32:]) == 0,
+                                                  axis=1).sum()),
+        "cross_warp_lanes_identical": int(np.all(floatbits.bits(wide_warps) == floatbits.bits(lanes_n[:, :block // 32]),
+                                                 axis=1).sum()),
+        "ss_identical": int(np.sum(floatbits.bits(floatbits.block_sum(acc)) == floatbits.bits(floatbits.block_sum(wide)))),
+    }
+
+
+def measured(progress=None) -> Recorded:
+    """Live mode: the §2 measurements the notebook shows, made now (about a minute on an H200)."""
+    from . import recorder
+    d = recorder.record_section02()
+    from . import timing
+    return Recorded(d["identity"], d["fallback"], d["timing"], timing.ABBA.from_dict(d["abba_7168"]), "live")
