@@ -52,6 +52,24 @@ def bench_rms() -> None:
               f"CuPy array ops {cu.median:.3f} us = {cu.median / wide:.2f}x the widened kernel")
 
 
+def bench_kda() -> None:
+    from . import kda
+    print("§3 KDA decode step, K = V = 128, per step in a CUDA graph of 100 (us); one build, ABBA")
+    for h in (12, 96):
+        b = kda.Bench(h)
+        res = timing.abba(lambda: b.time(kda.V, "store", reps=5), lambda: b.time(kda.BV_TILED, "rn", reps=5),
+                          pairs=3, labels=("grid=n_head, store", "BV=32 tiles, rn"))
+        print(f"n_head={h}:  " + "  ".join(f"{o}:{t.median:.3f}" for o, t in zip(res.order, res.results)))
+        print(f"        tiled speed-up {1 / res.ratio():.2f}x")
+        try:
+            f = kda.fla_peer(h)
+            fla_us = statistics.median(f["timing"]["reps_us"])
+            tiled = statistics.median(res.medians("B"))
+            print(f"        FLA fused_recurrent_kda {fla_us:.3f} us; ours/FLA = {tiled / fla_us:.2f}")
+        except Exception as e:  # noqa: BLE001
+            print(f"        FLA not measured: {type(e).__name__}: {e}")
+
+
 def main(what) -> int:
     mode.require_live("benchmarks")
     for w in what or ["stream"]:
@@ -59,7 +77,9 @@ def main(what) -> int:
             bench_stream()
         elif w == "rms":
             bench_rms()
+        elif w == "kda":
+            bench_kda()
         else:
-            print(f"unknown benchmark {w!r}; known: stream, rms")
+            print(f"unknown benchmark {w!r}; known: stream, rms, kda")
             return 2
     return 0

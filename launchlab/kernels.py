@@ -32,6 +32,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "stream_read": ("stream_read<1, 1>", "stream_read<4, 1>", "stream_read<1, 4>", "stream_read<4, 4>"),
     "waves": ("fixed_work", "fixed_bytes"),
     "spin": ("spin_wait",),
+    "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>"),
     "rms_norm": ("rms_norm_f32", "rms_norm_wide<false>", "rms_norm_wide<true>", "rms_norm_wide_reduce<false>",
                  "rms_norm_wide_reduce<true>"),
     "occupancy_probe": tuple(

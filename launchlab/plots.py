@@ -147,3 +147,44 @@ def frontier_model(saving_ms: float, rounds, gate: float = 0.02):
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def kda_contention(alone, contended):
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    bins = np.logspace(np.log10(min(alone.min, contended.min) * 0.9), np.log10(contended.max * 1.1), 60)
+    ax.hist(alone.reps_us, bins=bins, alpha=0.8, color="#1b9e77",
+            label=f"alone: median {alone.median:.2f} us, stddev {alone.stddev:.3f} us")
+    ax.hist(contended.reps_us, bins=bins, alpha=0.6, color="#d95f02",
+            label=f"beside a streaming read: median {contended.median:.2f} us, stddev {contended.stddev:.1f} us")
+    ax.set_xscale("log")
+    ax.set_xlabel("time of one decode step (us, events; log scale)")
+    ax.set_ylabel("reps")
+    ax.set_title("Starvation is slow and regular; contention is slow and noisy")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def kda_tp(data):
+    from . import kda
+    tps = [1, 2, 4, 8]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    for bv, mode_, c, lab in ((kda.V, "store", "#d95f02", "grid = n_head (baseline)"),
+                              (kda.BV_TILED, "rn", "#1b9e77", "value tiles, BV = 32")):
+        pts = [kda.sweep_point(data, tp, bv, mode_) for tp in tps]
+        axes[0].plot(tps, [t.median for _, t in pts], "o-", color=c, label=lab)
+        axes[1].plot(tps, [r["bytes"] / (t.median * 1e-6) / 1e12 for r, t in pts], "o-", color=c, label=lab)
+        for tp, (r, t) in zip(tps, pts):
+            axes[0].annotate(f"{r['grid'][0] * r['grid'][1]} blocks", (tp, t.median), fontsize=7,
+                             xytext=(3, 4), textcoords="offset points", color=c)
+    axes[0].set_ylabel("us per decode step (CUDA graph)")
+    axes[1].set_ylabel("achieved bandwidth (TB/s)")
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(tps, [f"tp={t}\n{kda.HEADS_TP[t]} heads" for t in tps])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_title("Sharding heads shrinks the work 8x; the baseline's time barely moves")
+    axes[1].set_title("...so the bandwidth it achieves collapses as its grid shrinks")
+    fig.tight_layout()
+    return fig

@@ -14,7 +14,7 @@ import time
 from . import (bandwidth, hardware, kernels, mode, occupancy_probe, provenance, recordings, timing, waves)
 from .progress import Progress
 
-SECTIONS = ("device", "occupancy", "section01", "section02")
+SECTIONS = ("device", "occupancy", "section01", "section02", "section03")
 
 
 def _say(msg: str) -> None:
@@ -109,10 +109,45 @@ def record_section02() -> dict:
     return data
 
 
+def record_section03() -> dict:
+    from . import kda
+    data = {"K": kda.K, "V": kda.V, "bv_tiled": kda.BV_TILED}
+    data["compare"] = kda.compare(12)
+    data["compare_96"] = kda.compare(96, seed=1)
+    sweep = []
+    prog = Progress("kda sweep")
+    jobs = [(tp, bv, m) for tp in (1, 2, 4, 8) for bv in (16, 32, 64, 128) for m in ("store", "rn")]
+    benches = {}
+    for i, (tp, bv, m) in enumerate(jobs):
+        h = kda.HEADS_TP[tp]
+        b = benches.get(h) or benches.setdefault(h, kda.Bench(h))
+        p = kda.plan(h, kda.V, bv, m)
+        sweep.append({"tp": tp, "n_head": h, "bv": bv, "mode": m, "grid": list(p.grid), "block": p.block,
+                      "bytes": p.bytes_moved(), "timing": b.time(bv, m).to_dict()})
+        prog(i + 1, len(jobs))
+    data["sweep"] = sweep
+    b = benches[12]
+    # the §3.1 diagnostic: >= 10 reps of the starved baseline and of the tiled step, both in graphs
+    data["diag"] = {"baseline": b.time(kda.V, "store", reps=30).to_dict(),
+                    "tiled": b.time(kda.BV_TILED, "rn", reps=30).to_dict(),
+                    "bytes_baseline": kda.bytes_moved(12, kda.V, "store"),
+                    "bytes_tiled": kda.bytes_moved(12, kda.V, "rn")}
+    data["abba"] = timing.abba(lambda: b.time(kda.V, "store", reps=5), lambda: b.time(kda.BV_TILED, "rn", reps=5),
+                               pairs=3, labels=("baseline grid=n_head, store", "value-tiled BV=32, rn")).to_dict()
+    data["contention"] = kda.contention(12)
+    try:
+        data["fla"] = kda.fla_peer(12)
+        data["fla_96"] = kda.fla_peer(96)
+    except Exception as e:  # noqa: BLE001 - the peer is optional on machines without torch/fla
+        data["fla"] = {"error": f"{type(e).__name__}: {e}"}
+    return data
+
+
 FAMILIES_OF = {"device": list(kernels.FAMILIES), "occupancy": ["occupancy_probe"],
-               "section01": ["stream_read", "waves", "spin"], "section02": ["rms_norm", "spin"]}
+               "section01": ["stream_read", "waves", "spin"], "section02": ["rms_norm", "spin"],
+               "section03": ["kda_decode", "stream_read", "spin"]}
 RECORDERS = {"device": record_device, "occupancy": record_occupancy, "section01": record_section01,
-             "section02": record_section02}
+             "section02": record_section02, "section03": record_section03}
 
 
 def record(names=SECTIONS, data_dir=None) -> list[str]:

@@ -53,6 +53,19 @@ def run() -> dict:
         res[f"rms_norm n={n}: numpy emulation reproduces ss bits"] = (ok, str(c["emulation_ss_matches_gpu"]))
     for f in rmsnorm.fallback_checks(count=8):
         res[f"rms_norm fallback n={f['n']} offset {f['offset_floats']}"] = (f["identical"], f["expr"])
+    from . import kda
+    c = kda.compare(12, seed=3)
+    for name, r in c["variants"].items():
+        want_identical = r["mode"] != "fma"
+        ok = r["identical_to_baseline"] == want_identical and r["rel_err_o"] < 1e-5 and r["rel_err_state"] < 1e-5
+        res[f"kda {name}"] = (ok, f"identical={r['identical_to_baseline']} err o {r['rel_err_o']:.1e} "
+                                  f"state {r['rel_err_state']:.1e}")
+    for bad in (dict(bv=24), dict(bv=256), dict(mode_="x")):
+        try:
+            kda.plan(12, 128, **bad)
+            res[f"kda refuses {bad}"] = (False, "accepted")
+        except kda.KDAError as e:
+            res[f"kda refuses {bad}"] = (True, str(e)[:50])
     for bad in (dict(eps=-1.0), dict(n=0)):
         try:
             rmsnorm.rms_norm(w.out[:16], w.out[:16], **bad)

@@ -211,3 +211,47 @@ class RMSExplorer:
         bb.observe(draw, "value")
         draw()
         return w.VBox([w.HBox([nb, bb]), out])
+
+
+class KDAExplorer:
+    """§3: tensor parallelism (heads per rank) and BV; grid, share of SMs with work, and the step's time."""
+
+    def __init__(self, data: dict):
+        self.data = data
+        self.live = mode.is_live()
+        self.shown = ""
+        self._bench = {}
+
+    def update(self, tp: int, bv: int) -> dict:
+        from . import kda
+        m = "store" if bv == kda.V else "rn"
+        r, t = kda.sweep_point(self.data, tp, bv, m)
+        p = kda.plan(kda.HEADS_TP[tp], kda.V, bv, m)
+        row = {"tp": tp, "n_head": p.n_head, "bv": bv, "mode": m, "grid": p.grid, "blocks": p.blocks,
+               "block": p.block, "sms": occupancy.coverage(p.blocks).sms_with_work,
+               "pct": occupancy.coverage(p.blocks).percent_sms, "us": t.median, "source": "recorded"}
+        if self.live:
+            b = self._bench.get(p.n_head) or self._bench.setdefault(p.n_head, kda.Bench(p.n_head))
+            row.update(us=b.time(bv, m, reps=5).median, source="measured now")
+        return row
+
+    def text(self, r: dict) -> str:
+        return (f"tp={r['tp']}: {r['n_head']} heads, BV={r['bv']} ({r['mode']}): grid {r['grid'][0]} x {r['grid'][1]} = "
+                f"{r['blocks']} blocks of {r['block']} threads, {r['sms']} SMs with work ({r['pct']:.0f}%) -> "
+                f"{r['us']:.3f} us per step ({r['source']})")
+
+    def widget(self):
+        import ipywidgets as w
+        tp = w.Dropdown(options=[1, 2, 4, 8], value=8, description="tp")
+        bv = w.SelectionSlider(options=[16, 32, 64, 128], value=32, description="BV", continuous_update=False)
+        out = w.Output()
+
+        def draw(*_):
+            self.shown = self.text(self.update(tp.value, bv.value))
+            with out:
+                out.clear_output(wait=True)
+                print(self.shown)
+        tp.observe(draw, "value")
+        bv.observe(draw, "value")
+        draw()
+        return w.VBox([w.HBox([tp, bv]), out])

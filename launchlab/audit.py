@@ -1,0 +1,115 @@
+"""§5: after sharding a dimension, audit every launch whose grid is derived from it.
+
+`sites()` finds every kernel launch in the package (calls of `.launch(grid, block, ...)`) and, for each, the
+names its grid expression is built from -- followed back through the assignments of the enclosing function
+and the fields of the Plan objects that carry geometry. `grep(dimension)` then reports every site, marking
+those whose grid depends on the dimension and those that do not: grep for the dimension, not for the kernel.
+The kernels' own side (`blockIdx.y` read as a head index, etc.) is listed by `kernel_axes()`.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+KERNELS = PACKAGE.parent / "kernels"
+
+
+@dataclass
+class Site:
+    file: str
+    line: int
+    function: str
+    grid: str                  # the grid expression as written
+    names: set = field(default_factory=set)    # every name the grid derives from (transitively)
+
+    def mentions(self, dimension: str) -> bool:
+        pat = re.compile(rf"(^|_){re.escape(dimension)}($|_|s\b)", re.I)
+        return any(pat.search(n) for n in self.names) or bool(pat.search(self.grid))
+
+
+def _names(node) -> set[str]:
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+    return out
+
+
+def _closure(func: ast.AST, start: set[str]) -> set[str]:
+    """Names reachable backwards through simple assignments inside `func`."""
+    assigns: dict[str, set[str]] = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign):
+            src = _names(n.value)
+            for t in n.targets:
+                for tn in ast.walk(t):
+                    if isinstance(tn, ast.Name):
+                        assigns.setdefault(tn.id, set()).update(src)
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)) and isinstance(n.target, ast.Name) and n.value:
+            assigns.setdefault(n.target.id, set()).update(_names(n.value))
+    seen, todo = set(start), list(start)
+    while todo:
+        x = todo.pop()
+        for y in assigns.get(x, ()):
+            if y not in seen:
+                seen.add(y)
+                todo.append(y)
+    return seen
+
+
+def _plan_fields(tree: ast.Module) -> dict[str, set[str]]:
+    """Properties of classes in a module (e.g. Plan.grid) and the names they are computed from."""
+    out: dict[str, set[str]] = {}
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+            out[fn.name] = _names(fn) - {"self", fn.name}
+    return out
+
+
+def sites(package: Path = PACKAGE) -> list[Site]:
+    found = []
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        fields_ = _plan_fields(tree)
+        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for fn in funcs:
+            for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+                f = call.func
+                if not (isinstance(f, ast.Attribute) and f.attr == "launch" and len(call.args) >= 2):
+                    continue
+                if fn.name == "launch":          # the launcher itself, not a launch site
+                    continue
+                grid = call.args[0]
+                names = _closure(fn, _names(grid))
+                for n in list(names):            # follow geometry properties such as p.grid
+                    names |= fields_.get(n, set())
+                found.append(Site(path.name, call.lineno, fn.name, ast.unparse(grid), names))
+    return found
+
+
+def grep(dimension: str, package: Path = PACKAGE) -> list[tuple[Site, bool]]:
+    """Every launch site, with whether its grid is derived from `dimension` (e.g. 'head')."""
+    return [(s, s.mentions(dimension)) for s in sites(package)]
+
+
+def kernel_axes(kernels_dir: Path = KERNELS) -> list[tuple[str, int, str]]:
+    """Lines in kernels/*.cu that read a grid coordinate (blockIdx/gridDim) into a named quantity."""
+    out = []
+    for path in sorted(kernels_dir.glob("*.cu")):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\b(blockIdx|gridDim)\.[xyz]\b", line) and not line.strip().startswith("//"):
+                out.append((path.name, i, line.strip()))
+    return out
+
+
+def report(dimension: str) -> str:
+    rows = [f"launch sites whose grid derives from '{dimension}' (all sites listed):"]
+    for s, hit in grep(dimension):
+        rows.append(f"  {'GRID DEPENDS ON IT' if hit else 'independent       '}  {s.file}:{s.line} "
+                    f"{s.function}()  grid = {s.grid}")
+    return "\n".join(rows)
