@@ -126,9 +126,9 @@ def reference(x: np.ndarray, w: np.ndarray, eps: float = EPS) -> np.ndarray:
     return (x64 * inv[:, None] * np.asarray(w, np.float64)).reshape(np.shape(x))
 
 
-def emulate_ss(x: np.ndarray, n: int, threads: int = REDUCE_THREADS) -> np.ndarray:
-    """Bit-exact float32 emulation of ss: `threads` threads each run acc = fma(x[d], x[d], acc) over
-    d = t, t + threads, ... (nvcc contracts `acc += x*x` to FFMA), then common.cuh's block_sum."""
+def thread_sums(x: np.ndarray, n: int, threads: int = REDUCE_THREADS) -> np.ndarray:
+    """Each of `threads` threads runs acc = fma(x[d], x[d], acc) over d = t, t + threads, ... (nvcc contracts
+    `acc += x*x` to FFMA), bit-exact. Returns (rows, threads) float32."""
     x = np.asarray(x, np.float32).reshape(-1, n)
     rows = x.shape[0]
     steps = -(-n // threads)
@@ -138,9 +138,13 @@ def emulate_ss(x: np.ndarray, n: int, threads: int = REDUCE_THREADS) -> np.ndarr
     for j in range(steps):
         v = pad[:, j * threads:(j + 1) * threads]
         live = (np.arange(threads) + j * threads) < n
-        nxt = floatbits.fma32(v, v, acc)
-        acc = np.where(live, nxt, acc)          # threads past the end do not add (not even +0.0)
-    return floatbits.block_sum(acc)
+        acc = np.where(live, floatbits.fma32(v, v, acc), acc)   # threads past the end do not add (not even +0.0)
+    return acc
+
+
+def emulate_ss(x: np.ndarray, n: int, threads: int = REDUCE_THREADS) -> np.ndarray:
+    """Bit-exact float32 emulation of ss: the per-thread strided FMA sums, then common.cuh's block_sum."""
+    return floatbits.block_sum(thread_sums(x, n, threads))
 
 
 def rsqrt_arg(ss: np.ndarray, n: int, eps: float = EPS) -> np.ndarray:
@@ -313,16 +317,8 @@ def identity_facts(xs: np.ndarray, n: int, block: int = 1024) -> dict:
     1. threads 128..block-1 contribute +0.0 and v + 0.0 == v in IEEE arithmetic (bit for bit, v >= 0);
     2. so the warp sums entering the cross-warp step are the same four values followed by +0.0 lanes, in the
        128-thread block (lanes past its 4 warps are 0) and the wide block (warps 4..31 summed to +0.0)."""
-    x = np.asarray(xs, np.float32).reshape(-1, n)
-    rows_ = x.shape[0]
-    steps = -(-n // REDUCE_THREADS)
-    pad = np.zeros((rows_, steps * REDUCE_THREADS), np.float32)
-    pad[:, :n] = x
-    acc = np.zeros((rows_, REDUCE_THREADS), np.float32)
-    for j in range(steps):
-        v = pad[:, j * REDUCE_THREADS:(j + 1) * REDUCE_THREADS]
-        live = (np.arange(REDUCE_THREADS) + j * REDUCE_THREADS) < n
-        acc = np.where(live, floatbits.fma32(v, v, acc), acc)
+    acc = thread_sums(xs, n, REDUCE_THREADS)
+    rows_ = acc.shape[0]
     wide = np.zeros((rows_, block), np.float32)
     wide[:, :REDUCE_THREADS] = acc
     narrow_warps = floatbits.xor_tree(acc.reshape(rows_, REDUCE_THREADS // 32, 32))
