@@ -326,20 +326,17 @@ _modules: dict[tuple[str, str], object] = {}
 _kernels: dict[tuple, Kernel] = {}
 
 
-_files_cache: dict[str, list[Path]] = {}
+_files_cache: dict[str, tuple[int, list[Path]]] = {}
 
 
 def _stamp(family: str) -> tuple:
-    """Cheap change detector for a family's files (mtime and size), so launches need not re-hash."""
-    fs = _files_cache.get(family)
-    if fs is None:
-        fs = _files_cache[family] = files(family)
-    st = [p.stat() for p in fs]
-    if st[0].st_mtime_ns != getattr(_stamp, "_seen", {}).get(family, st[0].st_mtime_ns):
-        fs = _files_cache[family] = files(family)   # the .cu changed: its includes may have too
-        st = [p.stat() for p in fs]
-    _stamp._seen = {**getattr(_stamp, "_seen", {}), family: st[0].st_mtime_ns}
-    return tuple((p.name, x.st_mtime_ns, x.st_size) for p, x in zip(fs, st))
+    """Cheap change detector for a family's files (mtime and size), so launches need not re-hash. The list
+    of included headers is re-read only when the .cu file itself changes."""
+    main_mtime = source_path(family).stat().st_mtime_ns
+    cached = _files_cache.get(family)
+    if cached is None or cached[0] != main_mtime:
+        cached = _files_cache[family] = (main_mtime, files(family))
+    return tuple((p.name, st.st_mtime_ns, st.st_size) for p in cached[1] for st in [p.stat()])
 
 
 def module(family: str):

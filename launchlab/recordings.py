@@ -12,6 +12,7 @@ out-of-date plot silently.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ class Recording:
         out = []
         for fname, sha in self.kernel_sha.items():
             p = kernels.KERNEL_DIR / fname
-            now = kernels.hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None
+            now = hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None
             if now != sha:
                 out.append((fname, sha, now))
         return out

@@ -4,8 +4,6 @@ Small enough to run under compute-sanitizer (memcheck) in seconds. Exit status 1
 """
 from __future__ import annotations
 
-import numpy as np
-
 from . import bandwidth, launch, mode, occupancy_probe, waves
 
 TOL = 1e-5

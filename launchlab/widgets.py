@@ -12,6 +12,18 @@ import matplotlib.pyplot as plt
 from . import bandwidth, mode, occupancy, plots, waves
 
 
+def _show(out, text: str, fig=None) -> None:
+    """Replace what an explorer's output area shows: its text line, then its figure (closed after)."""
+    from IPython.display import display
+    with out:
+        out.clear_output(wait=True)
+        print(text)
+        if fig is not None:
+            display(fig)
+    if fig is not None:
+        plt.close(fig)
+
+
 class BandwidthExplorer:
     def __init__(self, sweep: "bandwidth.Sweep"):
         self.sweep = sweep
@@ -39,7 +51,6 @@ class BandwidthExplorer:
 
     def widget(self):
         import ipywidgets as w
-        from IPython.display import display
         blocks = sorted({p.block for p in self.sweep.select()})
         grids = sorted({p.grid for p in self.sweep.select()})
         b = w.Dropdown(options=blocks, value=256, description="block")
@@ -51,11 +62,7 @@ class BandwidthExplorer:
             r = self.update(b.value, g.value)
             self.shown = self.text(r)
             fig = plots.bandwidth_vs_grid(self.sweep, mark=(b.value, g.value))
-            with out:
-                out.clear_output(wait=True)
-                print(self.shown)
-                display(fig)
-            plt.close(fig)
+            _show(out, self.shown, fig)
         b.observe(draw, "value")
         g.observe(draw, "value")
         draw()
@@ -72,7 +79,6 @@ class OccupancyExplorer:
 
     def widget(self):
         import ipywidgets as w
-        from IPython.display import display
         b = w.SelectionSlider(options=list(range(32, 1025, 32)), value=256, description="block",
                               continuous_update=False)
         r = w.IntSlider(value=32, min=16, max=255, step=1, description="regs/thread", continuous_update=False)
@@ -84,11 +90,7 @@ class OccupancyExplorer:
             self.shown = (o.describe() + "\nblocks/SM each resource allows: " +
                           ", ".join(f"{k} {v if v is not None else 'no limit'}" for k, v in o.limits.items()))
             fig = plots.occupancy_vs_block(r.value, s.value, self.gpu, mark_block=b.value)
-            with out:
-                out.clear_output(wait=True)
-                print(self.shown)
-                display(fig)
-            plt.close(fig)
+            _show(out, self.shown, fig)
         for x in (b, r, s):
             x.observe(draw, "value")
         draw()
@@ -118,7 +120,6 @@ class WaveExplorer:
 
     def widget(self):
         import ipywidgets as w
-        from IPython.display import display
         r = w.Dropdown(options=sorted(self.stairs), value=2, description="blocks/SM")
         g = w.SelectionSlider(options=self.stairs[2].grids, value=self.stairs[2].grids[8], description="grid",
                               continuous_update=False, layout=w.Layout(width="70%"))
@@ -137,11 +138,7 @@ class WaveExplorer:
                           f"staircase model {row['predicted_us']:.1f} us")
             fig = plots.staircases([self.stairs[r.value]])
             fig.axes[0].plot([row["grid"]], [row["median_us"]], "s", ms=11, mfc="none", mec="k", mew=2)
-            with out:
-                out.clear_output(wait=True)
-                print(self.shown)
-                display(fig)
-            plt.close(fig)
+            _show(out, self.shown, fig)
         r.observe(on_r, "value")
         g.observe(draw, "value")
         draw()
@@ -182,7 +179,6 @@ class RMSExplorer:
 
     def widget(self):
         import ipywidgets as w
-        from IPython.display import display
         widths = [row["n"] for row in self.rec.timing]
         blocks = sorted(int(b) for b in self.rec.timing[0]["wide_blocks"])
         nb = w.Dropdown(options=widths, value=7168, description="width")
@@ -202,11 +198,7 @@ class RMSExplorer:
             ax.set_ylabel("us per norm")
             ax.legend(fontsize=8)
             fig.tight_layout()
-            with out:
-                out.clear_output(wait=True)
-                print(self.shown)
-                display(fig)
-            plt.close(fig)
+            _show(out, self.shown, fig)
         nb.observe(draw, "value")
         bb.observe(draw, "value")
         draw()
@@ -248,9 +240,7 @@ class KDAExplorer:
 
         def draw(*_):
             self.shown = self.text(self.update(tp.value, bv.value))
-            with out:
-                out.clear_output(wait=True)
-                print(self.shown)
+            _show(out, self.shown)
         tp.observe(draw, "value")
         bv.observe(draw, "value")
         draw()
