@@ -1,17 +1,52 @@
 """launchlab: the course's instruments for launch geometry on real CUDA kernels.
 
-One idea per module, named in the lecture's vocabulary:
+One idea per module, named in the lecture's vocabulary, in three tiers. A module imports only from its own
+tier or the tiers above it in this list, never from a tier below; there is no import cycle
+(tests/test_architecture.py checks both, and that every module is listed here).
 
-    mode         live (a CUDA GPU through CuPy) or replay (recordings made on an H200)
-    hardware     the GPU's limits (SMs, registers, shared memory), read from the device or a recording
-    occupancy    resident blocks per SM, the limiter that binds, blocks per wave
-    launch       launch geometry checked before any launch (grid, block, shared memory)
-    kernels      the CUDA sources in kernels/: CuPy RawModule live, NVRTC cubin + SASS anywhere
-    timing       CUDA events, CUDA-graph timing, ABBA interleaving; every rep kept
-    gates        LAUNCHLAB_* runtime gates that pick a kernel variant at launch; the restore set
-    recordings   recordings with provenance; stale and corrupt ones refuse to load
-    bandwidth    §1: streaming reads against grid and block size, bytes in flight, the copy ceiling
-    waves        §1: wave quantization of fixed work per block
-    recorder     runs every measurement the notebooks show and writes the recordings
+core -- the machine and how the course measures it
+    mode          live (a CUDA GPU through CuPy) or replay (recordings made on an H200): decided once
+    hardware      the GPU's limits (SMs, registers, shared memory), read from the device or the H200 spec
+    occupancy     resident blocks per SM, the limiter that binds, blocks per wave, SMs with work
+    launch        launch geometry checked before any launch (grid, block, shared memory, alignment)
+    kernels       the CUDA sources in kernels/: CuPy RawModule live, NVRTC cubin + SASS anywhere; show()
+    timing        CUDA events, CUDA-graph timing, ABBA interleaving; every rep kept
+    gates         LAUNCHLAB_* runtime gates that pick a kernel variant at launch; the restore set
+    recordings    recordings with provenance; stale and corrupt ones refuse to load; typed <-> JSON
+    provenance    which GPU, driver, CUDA runtime and CuPy made a measurement, and when
+    floatbits     float32 arithmetic in numpy bit for bit as the GPU does it (FFMA, warp trees)
+    diagnosis     starvation, contention or a real bound, from floor, time and spread
+    progress      a progress bar for long live measurements (a line on stderr outside Jupyter)
+    door          one door per section: measure() live, data() live-or-recorded, recorded()
+
+sections -- one module per lecture idea; each owns a Door with measure(), data(), recorded(), headline()
+    instruments     00: the GPU's properties; events vs CUDA graphs on a microsecond kernel
+    bandwidth       §1: streaming reads against grid and block; bytes in flight; the copy ceiling
+    waves           §1: wave quantization of fixed work per block; the memory-bound ramp
+    occupancy_probe §1: the driver's occupancy answers, swept, against the calculator
+    rmsnorm         §2: the single-block RMS norm, widened apply, byte-identity, the widened reduction
+    frontier        §2.2: a fixed saving against a moving frontier and a 2% gate
+    kda             §3: the KDA decode step, grid = n_head vs value tiles; write elision; contention
+    audit           §5: every launch whose grid derives from a sharded dimension
+
+face -- what a learner, an instructor or a maintainer touches
+    banner        the mode line every notebook prints first
+    plots         the course's figures; one convention for the chosen point
+    widgets       the explorers, on one scaffold
+    summary       every section's headline figures from the recordings (`summary --json`)
+    recorder      every door measured on a GPU into data/recordings/
+    selftest      every kernel against its numpy reference, as named checks
+    bench         ratios measured side by side in one run
+    environment   what this machine has (notebook 00's check)
+    course        every notebook executed headless into HTML
+    __main__      the command line (`python -m launchlab --help`)
 """
 __version__ = "0.1.0"
+
+LAYERS = {
+    "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "gates", "recordings",
+             "provenance", "floatbits", "diagnosis", "progress", "door"),
+    "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "rmsnorm", "frontier", "kda", "audit"),
+    "face": ("banner", "plots", "widgets", "summary", "recorder", "selftest", "bench", "environment",
+             "course", "__main__"),
+}

@@ -1,14 +1,20 @@
 """python -m launchlab <command>
 
-  env                 mode, banner, toolchain
-  gates               every LAUNCHLAB_* gate, its value now, and the restore set
-  compile [--sass]    compile every kernel offline with NVRTC (no GPU) and print its resources
-  record [NAME ...]   on a GPU: measure and write the recordings (device, occupancy, section01)
-  check-recordings    load every recording (fails on missing, corrupt or stale ones)
-  summary             headline numbers of the recordings
-  selftest            every kernel against its numpy reference, small inputs (live; sanitizer-friendly)
-  bench [stream]      side-by-side ratios measured in one run (live)
-  course [--out DIR]  execute every notebook headless into HTML
+  env                        mode, banner, toolchain
+  gates                      every LAUNCHLAB_* gate, its value now, and the restore set
+  compile [--sass]           compile every kernel offline with NVRTC (no GPU) and print its resources
+  show FAMILY EXPR [--block N]  the CUDA source of one kernel variant, its registers and shared memory
+  record [NAME ...] [--out DIR]  on a GPU: measure every section's door and write the recordings
+                             (device, occupancy, section01, section02, section03)
+  check-recordings           load every recording (fails on missing, corrupt or stale ones)
+  summary [--json]           every section's headline figures, read from the recordings
+  selftest                   every kernel against its numpy reference, small inputs (live; one process,
+                             so compute-sanitizer can run it whole)
+  bench [stream|rms|kda ...] ratios measured side by side in one run, ABBA where two arms compete (live)
+  course [--out DIR]         execute every notebook headless into HTML
+
+The CLI imports a command's modules only when that command runs (the one place the package imports
+inside functions), so `gates` or `summary` never load matplotlib or CuPy.
 """
 from __future__ import annotations
 
@@ -17,8 +23,9 @@ import sys
 
 
 def _env(_args) -> int:
-    from . import kernels, mode
-    print(mode.banner())
+    from . import kernels
+    from .banner import banner
+    print(banner())
     print(f"NVRTC (offline): {'.'.join(map(str, kernels.nvrtc_version()))}")
     print(f"cuobjdump: {kernels.tool('cuobjdump')}\nnvdisasm:  {kernels.tool('nvdisasm')}")
     return 0
@@ -45,11 +52,18 @@ def _compile(args) -> int:
     return 0
 
 
+def _show(args) -> int:
+    from . import kernels
+    print(kernels.show(args.family, args.expr, block=args.block))
+    return 0
+
+
 def _record(args) -> int:
-    from . import recorder
+    from . import recorder, summary
     names = args.names or list(recorder.SECTIONS)
     recorder.record(names, args.out)
-    print(recorder.summary(args.out))
+    if set(names) == set(recorder.SECTIONS):
+        print(summary.table(args.out))
     return 0
 
 
@@ -67,8 +81,12 @@ def _check(_args) -> int:
 
 
 def _summary(args) -> int:
-    from . import recorder
-    print(recorder.summary())
+    from . import recordings, summary
+    try:
+        print(summary.as_json(args.data) if args.json else summary.table(args.data))
+    except recordings.RecordingError as e:
+        print(f"summary: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -96,15 +114,23 @@ def main(argv=None) -> int:
     c = sub.add_parser("compile")
     c.add_argument("--sass", action="store_true")
     c.set_defaults(fn=_compile)
+    sh = sub.add_parser("show", help="the CUDA source of one kernel variant")
+    sh.add_argument("family")
+    sh.add_argument("expr")
+    sh.add_argument("--block", type=int, default=None, help="also give the occupancy at this block size")
+    sh.set_defaults(fn=_show)
     r = sub.add_parser("record")
     r.add_argument("names", nargs="*")
     r.add_argument("--out", default=None, help="directory for the recordings (default data/recordings)")
     r.set_defaults(fn=_record)
     sub.add_parser("check-recordings").set_defaults(fn=_check)
-    sub.add_parser("summary").set_defaults(fn=_summary)
+    su = sub.add_parser("summary")
+    su.add_argument("--json", action="store_true", help="one JSON object: {section: {figure: value}}")
+    su.add_argument("--data", default=None, help="read the recordings from this folder")
+    su.set_defaults(fn=_summary)
     sub.add_parser("selftest").set_defaults(fn=_selftest)
     b = sub.add_parser("bench")
-    b.add_argument("what", nargs="*", default=["stream"])
+    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda")
     b.set_defaults(fn=_bench)
     co = sub.add_parser("course")
     co.add_argument("--out", default="build/course")

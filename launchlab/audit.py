@@ -115,3 +115,16 @@ def report(dimension: str) -> str:
         rows.append(f"  {'GRID DEPENDS ON IT' if hit else 'independent       '}  {s.file} "
                     f"{s.function}()  grid = {s.grid}")
     return "\n".join(rows)
+
+
+def headline(kda_data) -> dict:
+    """§5's figures: what sharding heads did to the baseline's grid and time, and what the audit finds."""
+    hits = grep("head")
+    b1, b8 = kda_data.baseline(1), kda_data.baseline(8)
+    t1, t8 = kda_data.tiled(1), kda_data.tiled(8)
+    return {"kda_baseline_blocks_tp1": b1.blocks, "kda_baseline_blocks_tp8": b8.blocks,
+            "kda_baseline_us_tp1": b1.timing.median, "kda_baseline_us_tp8": b8.timing.median,
+            "kda_baseline_tbs_tp1": b1.tbs, "kda_baseline_tbs_tp8": b8.tbs,
+            "kda_tiled_tbs_tp8": t8.tbs, "kda_tiled_us_tp1": t1.timing.median,
+            "audit_launch_sites": len(hits),
+            "audit_sites_grid_from_head": sum(1 for _, hit in hits if hit)}

@@ -11,11 +11,14 @@ and about the same bandwidth: saturation follows bytes in flight, not block coun
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import gates, hardware, kernels, launch, mode, occupancy, recordings, timing
+from .door import Door
+from .progress import Progress
+from .recordings import RECORDED
 
 FAMILY = "stream_read"
 BUFFER_BYTES = 1 << 30                        # 1 GiB: 17x the H200's 60 MiB L2
@@ -24,6 +27,7 @@ GRIDS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 132, 192, 256, 264, 384, 5
          1056, 1584, 2048, 4096)
 MAX_GRID = 65536
 STATIC_SMEM = 128                             # the kernel's 32-float shm for block_sum
+VARIANTS = ((4, 4), (1, 1), (4, 1), (1, 4))   # (floats per load, loads in flight): default first
 
 
 def expr(vec: int, unroll: int) -> str:
@@ -52,9 +56,9 @@ def check_view(x, vec: int) -> None:
     if x.size == 0:
         raise launch.LaunchError("the streaming read needs a non-empty array")
     if vec == 4:
-        if x.data.ptr % 16:
+        if not launch.aligned16(x):
             raise launch.LaunchError(f"misaligned view: float4 loads need a 16-byte aligned pointer, this one "
-                                     f"is {x.data.ptr % 16} bytes past a 16-byte boundary "
+                                     f"is {launch.address(x) % 16} bytes past a 16-byte boundary "
                                      f"(use LAUNCHLAB_STREAM_VEC=1 or an aligned slice)")
         if x.size % 4:
             raise launch.LaunchError(f"float4 loads need a length divisible by 4, got {x.size} floats "
@@ -127,15 +131,13 @@ class StreamRead:
 
         def copy():
             cp.cuda.runtime.memcpyAsync(dst.data.ptr, self.x.data.ptr, self.x.nbytes, 3, stream.ptr)
-        t = timing.events(copy, reps=reps, warmup=3, label="cudaMemcpy D2D")
-        del dst
-        return t
+        return timing.events(copy, reps=reps, warmup=3, label="cudaMemcpy D2D")
 
 
 @dataclass
 class Point:
-    block: int
     grid: int
+    block: int
     timing: timing.Timing
     nbytes: int
     vec: int = 4
@@ -148,12 +150,14 @@ class Point:
 
 @dataclass
 class Sweep:
-    """Bandwidth against grid for several block sizes (and variants), plus the copy ceiling."""
-    points: list[Point]
+    """§1's result: bandwidth against grid for several block sizes (and variants), plus the copy ceiling and
+    the kernel's check against its numpy reference."""
     copy: timing.Timing
     copy_bytes: int
-    regs: dict          # {expr: registers per thread} of the kernels that ran
-    source: str         # "live" or the recording's provenance line
+    regs: dict[str, int]    # {expr: registers per thread} of the kernels that ran
+    points: list[Point]
+    references: dict[str, float] = field(default_factory=dict, metadata={RECORDED: False})
+    source: str = field(default="", metadata={RECORDED: False})   # "live" or the recording's provenance
 
     @property
     def copy_tbs(self) -> float:
@@ -164,11 +168,11 @@ class Sweep:
         return sorted((p for p in self.points if (block is None or p.block == block)
                        and p.vec == vec and p.unroll == unroll), key=lambda p: (p.block, p.grid))
 
-    def at(self, block: int, grid: int, vec=4, unroll=4) -> Point:
+    def at(self, grid: int, block: int, vec=4, unroll=4) -> Point:
         for p in self.points:
-            if (p.block, p.grid, p.vec, p.unroll) == (block, grid, vec, unroll):
+            if (p.grid, p.block, p.vec, p.unroll) == (grid, block, vec, unroll):
                 return p
-        raise KeyError(f"no recorded point at block {block}, grid {grid} (vec {vec}, unroll {unroll})")
+        raise KeyError(f"no recorded point at grid {grid}, block {block} (vec {vec}, unroll {unroll})")
 
     def peak(self) -> Point:
         return max(self.select(), key=lambda p: p.tbs)
@@ -176,44 +180,90 @@ class Sweep:
     def in_flight(self, p: Point, gpu="H200") -> int:
         return bytes_in_flight(p.grid, p.block, p.vec, p.unroll, self.regs.get(expr(p.vec, p.unroll), 32), gpu)
 
-    def to_dict(self) -> dict:
-        return {"copy": self.copy.to_dict(), "copy_bytes": self.copy_bytes, "regs": self.regs,
-                "points": [{"block": p.block, "grid": p.grid, "vec": p.vec, "unroll": p.unroll,
-                            "nbytes": p.nbytes, "timing": p.timing.to_dict()} for p in self.points]}
 
-    @classmethod
-    def from_dict(cls, d: dict, source: str) -> "Sweep":
-        pts = [Point(q["block"], q["grid"], timing.Timing.from_dict(q["timing"]), q["nbytes"], q["vec"],
-                     q["unroll"]) for q in d["points"]]
-        return cls(pts, timing.Timing.from_dict(d["copy"]), d["copy_bytes"], d["regs"], source)
+@dataclass
+class Ceiling:
+    """The device-to-device copy: the practical bandwidth ceiling, counting bytes read plus written."""
+    copy: timing.Timing
+    copy_bytes: int
+    source: str = ""
+
+    @property
+    def tbs(self) -> float:
+        return tb_per_s(2 * self.copy_bytes, self.copy.median)
 
 
-def measure(blocks=BLOCKS, grids=GRIDS, variants=((4, 4),), variant_block=256, reps: int = 7,
-            progress=None, nbytes: int = BUFFER_BYTES) -> Sweep:
-    """Measure the sweep now (live). `variants` other than (4, 4) are swept at `variant_block` only."""
+def measure_sweep(blocks=BLOCKS, grids=GRIDS, variants=((4, 4),), variant_block=256, reps: int = 7,
+                  progress=None, nbytes: int = BUFFER_BYTES) -> Sweep:
+    """Measure a sweep now (live). `variants` other than (4, 4) are swept at `variant_block` only."""
     sr = StreamRead(nbytes)
-    jobs = [(b, g, 4, 4) for b in blocks for g in grids]
-    jobs += [(variant_block, g, v, u) for (v, u) in variants if (v, u) != (4, 4) for g in grids]
+    jobs = [(g, b, 4, 4) for b in blocks for g in grids]
+    jobs += [(g, variant_block, v, u) for (v, u) in variants if (v, u) != (4, 4) for g in grids]
     pts = []
-    for i, (b, g, v, u) in enumerate(jobs):
-        pts.append(Point(b, g, sr.time(g, b, reps, v, u), sr.nbytes, v, u))
+    for i, (g, b, v, u) in enumerate(jobs):
+        pts.append(Point(g, b, sr.time(g, b, reps, v, u), sr.nbytes, v, u))
         if progress:
             progress(i + 1, len(jobs))
     regs = {expr(v, u): kernels.kernel(FAMILY, expr(v, u)).registers for v, u in {(4, 4), *variants}}
-    return Sweep(pts, sr.copy_ceiling(), sr.nbytes, regs, "live")
+    return Sweep(sr.copy_ceiling(), sr.nbytes, regs, pts, source="live")
 
 
-def recorded() -> Sweep:
-    r = recordings.load("section01")
-    return Sweep.from_dict(r.data["stream"], r.describe())
+def measure() -> Sweep:
+    """§1 now: every block size and grid at the default arm, every gate arm at block 256, the copy ceiling,
+    and every arm against its numpy reference at two shapes."""
+    s = measure_sweep(variants=VARIANTS, progress=Progress("stream sweep"))
+    sr = StreamRead()
+    s.references = {f"{v}x{u}": sr.check_reference(g, b, v, u)
+                    for (v, u) in ((1, 1), (4, 1), (1, 4), (4, 4)) for (g, b) in ((1, 128), (37, 256))}
+    return s
 
 
-def stream_sweep(progress=None) -> Sweep:
-    """The §1 sweep the notebook shows: measured now in live mode, the H200 recording in replay."""
-    if mode.is_live():
-        from .progress import Progress
-        return measure(variants=((4, 4), (1, 1), (4, 1), (1, 4)), progress=progress or Progress("stream sweep"))
-    return recorded()
+def _parse(d: dict, source: str) -> Sweep:
+    s = recordings.decode(Sweep, d["stream"], "section01.stream")
+    s.references, s.source = dict(d["stream_reference_max_rel_err"]), source
+    return s
+
+
+def _dump(s: Sweep) -> dict:
+    return {"stream": recordings.encode(s), "stream_reference_max_rel_err": s.references}
+
+
+DOOR: Door[Sweep] = Door("streaming read sweep", "section01", (FAMILY, "spin"), measure, _parse, _dump)
+data = DOOR.data
+recorded = DOOR.recorded
+
+
+def _measure_ceiling() -> Ceiling:
+    sr = StreamRead()
+    return Ceiling(sr.copy_ceiling(), sr.nbytes, "live")
+
+
+def _parse_ceiling(d: dict, source: str) -> Ceiling:
+    s = _parse(d, source)
+    return Ceiling(s.copy, s.copy_bytes, source)
+
+
+CEILING: Door[Ceiling] = Door("copy ceiling", "section01", (FAMILY, "spin"), _measure_ceiling, _parse_ceiling,
+                              dump=None)
+
+
+def ceiling() -> Ceiling:
+    """The copy ceiling alone (live: a few hundred ms of copies; replay: §1's recorded one), for the floors
+    of other sections."""
+    return CEILING.data()
+
+
+_reader: list = []
+
+
+def point(grid: int, block: int, reps: int = 5) -> tuple[Point, str]:
+    """One point for the explorer: relaunched now (live) or the recorded one (replay)."""
+    def now():
+        if not _reader:
+            _reader.append(StreamRead())
+        sr = _reader[0]
+        return Point(grid, block, sr.time(grid, block, reps), sr.nbytes), "measured now"
+    return DOOR.choose(live=now, replay=lambda: (data().at(grid, block), "recorded"))
 
 
 def latency_estimate_ns(sweep: Sweep, below: float = 0.3, gpu="H200") -> float:
@@ -221,3 +271,15 @@ def latency_estimate_ns(sweep: Sweep, below: float = 0.3, gpu="H200") -> float:
     vals = [sweep.in_flight(p, gpu) / (p.tbs * 1e12) * 1e9 for p in sweep.points
             if p.tbs < below * sweep.copy_tbs and p.grid >= 8]
     return float(np.median(vals))
+
+
+def headline(s: Sweep) -> dict:
+    pk = s.peak()
+    return {"copy_ceiling_tbs": s.copy_tbs,
+            "peak_read_tbs": pk.tbs,
+            "peak_read_over_copy": pk.tbs / s.copy_tbs,
+            "read_tbs_grid1_block1024": s.at(1, 1024).tbs,
+            "read_tbs_grid12_block1024": s.at(12, 1024).tbs,
+            "read_tbs_grid48_block256": s.at(48, 256).tbs,
+            "read_tbs_grid132_block256": s.at(132, 256).tbs,
+            "littles_law_latency_ns": latency_estimate_ns(s)}

@@ -1,6 +1,8 @@
 """Benchmarks: ratios measured side by side in one run, never absolute numbers compared across runs.
 
     python -m launchlab bench stream    # §1: peak streaming read vs the copy ceiling; gate arms ABBA
+    python -m launchlab bench rms       # §2: original vs widened apply ABBA per width; CuPy array ops
+    python -m launchlab bench kda       # §3: grid = n_head vs value tiles ABBA; FLA's kernel beside them
 
 Everything here needs a GPU (live mode).
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 
-from . import bandwidth, gates, mode, timing
+from . import bandwidth, gates, kda, mode, rmsnorm, timing
 
 
 def bench_stream() -> None:
@@ -39,12 +41,10 @@ def bench_stream() -> None:
 
 
 def bench_rms() -> None:
-    from . import rmsnorm
     print("§2 RMS norm, 327 launches per CUDA graph, per-launch us (one build; ABBA per width)")
     for n in rmsnorm.WIDTHS:
         b = rmsnorm.Bench(n)
-        res = timing.abba(lambda: b.time("original", reps=5), lambda: b.time("wide", reps=5), pairs=3,
-                          labels=("original 128 scalar", "widened apply"))
+        res = rmsnorm.abba(b)
         cu = b.time("cupy", reps=5)
         wide = statistics.median(res.medians("B"))
         print(f"n={n}:  " + "  ".join(f"{o}:{t.median:.3f}" for o, t in zip(res.order, res.results)))
@@ -53,17 +53,15 @@ def bench_rms() -> None:
 
 
 def bench_kda() -> None:
-    from . import kda
     print("§3 KDA decode step, K = V = 128, per step in a CUDA graph of 100 (us); one build, ABBA")
     for h in (12, 96):
         b = kda.Bench(h)
-        res = timing.abba(lambda: b.time(kda.V, "store", reps=5), lambda: b.time(kda.BV_TILED, "rn", reps=5),
-                          pairs=3, labels=("grid=n_head, store", "BV=32 tiles, rn"))
+        res = kda.abba(b)
         print(f"n_head={h}:  " + "  ".join(f"{o}:{t.median:.3f}" for o, t in zip(res.order, res.results)))
         print(f"        tiled speed-up {1 / res.ratio():.2f}x")
         try:
             f = kda.fla_peer(h)
-            fla_us = statistics.median(f["timing"]["reps_us"])
+            fla_us = statistics.median(f.timing.reps_us)
             tiled = statistics.median(res.medians("B"))
             print(f"        FLA fused_recurrent_kda {fla_us:.3f} us; ours/FLA = {tiled / fla_us:.2f}")
         except Exception as e:  # noqa: BLE001

@@ -4,12 +4,13 @@ from __future__ import annotations
 import importlib.metadata as md
 import platform
 
+from . import kernels, mode
+
 PACKAGES = ("numpy", "matplotlib", "ipywidgets", "jupyterlab", "nbval", "cuda-bindings", "nvidia-cuda-nvrtc",
             "nvidia-cuda-cuobjdump", "nvidia-cuda-nvdisasm", "cupy-cuda13x", "cupy-cuda12x")
 
 
 def report() -> str:
-    from . import kernels, mode
     rows = [f"{'python':<24} {platform.python_version()}"]
     for p in PACKAGES:
         try:

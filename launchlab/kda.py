@@ -12,11 +12,15 @@ fused_recurrent.py, fused_recurrent_kda_fwd).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import gates, kernels, launch, mode
+from . import bandwidth, gates, kernels, launch, mode, recordings, timing
+from .door import Door
+from .progress import Progress
+from .recordings import RECORDED
 
 FAMILY = "kda_decode"
 K = 128                      # the kernel's key width: one float4 per lane of a warp
@@ -111,9 +115,7 @@ def validate(q, k, v, g, beta, state, o, n_head: int, v_dim: int) -> None:
         raise KDAError(f"state must be (n_head, V, K) = ({n_head}, {v_dim}, {K}) in the j-major layout, "
                        f"got {state.shape}")
     for name in ("q", "k", "g", "state"):
-        a = arrays[name]
-        ptr = a.data.ptr if hasattr(a.data, "ptr") else a.ctypes.data
-        if ptr % 16:
+        if not launch.aligned16(arrays[name]):
             raise KDAError(f"{name} must be 16-byte aligned (float4 loads)")
 
 
@@ -189,18 +191,126 @@ class Bench:
         return self.cp.asnumpy(self.o), self.cp.asnumpy(self.state)
 
     def time(self, bv=None, mode_=None, reps: int = 10, launches: int = 100):
-        from . import timing
         self.state[...] = self.state0
         return timing.graph(lambda: self.run(bv, mode_), launches=launches, reps=reps,
                             label=f"kda H={self.n_head} BV={bv} {mode_}")
 
     def events(self, bv=None, mode_=None, reps: int = 200, stream=None):
-        from . import timing
         self.state[...] = self.state0
         return timing.events(lambda: self.run(bv, mode_), reps=reps, warmup=5, stream=stream)
 
 
-def compare(n_head: int = 12, v_dim: int = V, seed: int = 0) -> dict:
+@dataclass
+class VariantCheck:
+    """One (geometry, elision mode) from the shared initial state, compared byte for byte with the baseline."""
+    bv: int
+    mode: str
+    identical_to_baseline: bool
+    o_elements_differing: int
+    state_elements_differing: int
+    rel_err_o: float
+    rel_err_state: float
+
+
+@dataclass
+class Comparison:
+    n_head: int
+    V: int
+    seed: int
+    variants: dict[str, VariantCheck]
+
+
+@dataclass
+class SweepPoint:
+    """One (tp, BV, mode) of the sweep, timed per step in a CUDA graph of 100 steps."""
+    tp: int
+    n_head: int
+    bv: int
+    mode: str
+    grid: tuple[int, int]
+    block: int
+    bytes: int
+    timing: timing.Timing
+
+    @property
+    def blocks(self) -> int:
+        return self.grid[0] * self.grid[1]
+
+    @property
+    def tbs(self) -> float:
+        return self.bytes / (self.timing.median * 1e-6) / 1e12
+
+
+@dataclass
+class Diagnostic:
+    """§3.1's evidence at 12 heads: >= 10 reps of the starved baseline and of the tiled step, in graphs."""
+    baseline: timing.Timing
+    tiled: timing.Timing
+    bytes_baseline: int
+    bytes_tiled: int
+
+
+@dataclass
+class Background:
+    kernel: str
+    launches: int
+    per_launch_us: float
+    still_running_at_end: bool
+
+
+@dataclass
+class Contention:
+    """The tiled step timed alone, then beside a bandwidth-hungry streaming read on another stream."""
+    alone: timing.Timing
+    contended: timing.Timing
+    background: Background
+
+
+@dataclass
+class Peer:
+    """FLA's fused_recurrent_kda at the same shape, timed in this run (or why it was not)."""
+    timing: timing.Timing | None = None
+    version: str | None = None
+    rel_err_o: float | None = None
+    rel_err_state: float | None = None
+    call: str | None = None
+    error: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.error is None and self.timing is not None
+
+
+@dataclass
+class KDAData:
+    """§3's result (and §5's: the tp sweep)."""
+    K: int
+    V: int
+    bv_tiled: int
+    compare: Comparison
+    compare_96: Comparison
+    sweep: list[SweepPoint]
+    diag: Diagnostic
+    abba: timing.ABBA
+    contention: Contention
+    fla: Peer
+    fla_96: Peer | None = None
+    source: str = field(default="", metadata={RECORDED: False})
+
+    def point(self, tp: int, bv: int, mode_: str) -> SweepPoint:
+        for r in self.sweep:
+            if (r.tp, r.bv, r.mode) == (tp, bv, mode_):
+                return r
+        raise KeyError(f"no sweep point tp={tp} BV={bv} {mode_}")
+
+    def baseline(self, tp: int) -> SweepPoint:
+        return self.point(tp, self.V, "store")
+
+    def tiled(self, tp: int) -> SweepPoint:
+        return self.point(tp, self.bv_tiled, "rn")
+
+
+def compare(n_head: int = 12, v_dim: int = V, seed: int = 0) -> Comparison:
     """Every (geometry, mode) from one initial state: byte comparisons of o and the new state, and each
     variant's error against the float64 reference."""
     b = Bench(n_head, v_dim, seed)
@@ -213,21 +323,18 @@ def compare(n_head: int = 12, v_dim: int = V, seed: int = 0) -> dict:
 
     def same(a, b_):
         return bool(a[0].tobytes() == b_[0].tobytes() and a[1].tobytes() == b_[1].tobytes())
-    res = {"n_head": n_head, "V": v_dim, "seed": seed, "variants": {}}
+    res = Comparison(n_head, v_dim, seed, {})
     for (bv, m), (o, s) in out.items():
         diff_o = int(np.sum(o.view(np.uint32) != base_o.view(np.uint32)))
         diff_s = int(np.sum(s.view(np.uint32) != base_s.view(np.uint32)))
-        res["variants"][f"BV={bv} {m}"] = {
-            "bv": bv, "mode": m, "identical_to_baseline": same((o, s), (base_o, base_s)),
-            "o_elements_differing": diff_o, "state_elements_differing": diff_s,
-            "rel_err_o": rel_err(o, ref_o), "rel_err_state": rel_err(s, ref_s)}
+        res.variants[f"BV={bv} {m}"] = VariantCheck(bv, m, same((o, s), (base_o, base_s)), diff_o, diff_s,
+                                                    rel_err(o, ref_o), rel_err(s, ref_s))
     return res
 
 
-def contention(n_head: int = 12, reps: int = 300, seed: int = 0) -> dict:
+def contention(n_head: int = 12, reps: int = 300, seed: int = 0) -> Contention:
     """The tiled step timed alone, then while another stream runs a bandwidth-hungry streaming read (one
     256-thread block per SM, so SM slots stay free and the two kernels contend for bandwidth)."""
-    from . import bandwidth
     import cupy as cp
     b = Bench(n_head, seed=seed)
     alone = b.events(BV_TILED, "rn", reps=reps)
@@ -243,12 +350,11 @@ def contention(n_head: int = 12, reps: int = 300, seed: int = 0) -> dict:
     contended = b.events(BV_TILED, "rn", reps=reps, stream=mine)
     still_running = not other.done
     other.synchronize()
-    return {"alone": alone.to_dict(), "contended": contended.to_dict(), "background": {
-        "kernel": "stream_read<4,4>, grid 132 x block 256, 1 GiB per launch", "launches": n_reads,
-        "per_launch_us": per_read_us, "still_running_at_end": bool(still_running)}}
+    return Contention(alone, contended, Background("stream_read<4,4>, grid 132 x block 256, 1 GiB per launch",
+                                                   n_reads, per_read_us, bool(still_running)))
 
 
-def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 0) -> dict:
+def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 0) -> Peer:
     """FLA's fused_recurrent_kda (Triton, BV = 32) at the same shape, timed in a torch CUDA graph in this
     run, and checked against our kernel's output. Needs torch, triton and fla-core."""
     import torch
@@ -297,29 +403,82 @@ def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 
         b.synchronize()
         times.append(a.elapsed_time(b) * 1e3 / launches)
     import fla
-    return {"timing": {"reps_us": times, "method": "graph", "launches_per_rep": launches,
-                       "label": "FLA fused_recurrent_kda_fwd"},
-            "version": getattr(fla, "__version__", "?"), "rel_err_o": err_o, "rel_err_state": err_s,
-            "call": "fused_recurrent_kda_fwd(q, k, v, g, beta, initial_state, scale=1.0, "
-                    "inplace_final_state=True, state_v_first=True)"}
+    return Peer(timing.Timing(times, "graph", launches, "FLA fused_recurrent_kda_fwd"),
+                getattr(fla, "__version__", "?"), err_o, err_s,
+                "fused_recurrent_kda_fwd(q, k, v, g, beta, initial_state, scale=1.0, "
+                "inplace_final_state=True, state_v_first=True)")
 
 
-# ------------------------------------------------------------------ replay
-def recorded() -> dict:
-    from . import recordings
-    r = recordings.load("section03")
-    return dict(r.data, source=r.describe())
+# ------------------------------------------------------------------ the section's door
+def abba(b: Bench, pairs: int = 3) -> timing.ABBA:
+    """Baseline (A: grid = n_head, staged) vs tiled (B: BV = 32, recomputed), one build, interleaved ABBA."""
+    return timing.abba(lambda: b.time(V, "store", reps=5), lambda: b.time(BV_TILED, "rn", reps=5), pairs=pairs,
+                       labels=("baseline grid=n_head, store", "value-tiled BV=32, rn"))
 
 
-def measured() -> dict:
-    """Live mode: the §3 measurements the notebooks show, made now."""
-    from . import recorder
-    return dict(recorder.record_section03(), source="live")
+def measure() -> KDAData:
+    """§3 now: byte comparisons at 12 and 96 heads, the tp x BV x mode sweep, the diagnostic's reps, ABBA,
+    the contention experiment, and FLA's kernel beside ours when fla-core is installed."""
+    cmp12, cmp96 = compare(12), compare(96, seed=1)
+    sweep = []
+    prog = Progress("kda sweep")
+    jobs = [(tp, bv, m) for tp in (1, 2, 4, 8) for bv in (16, 32, 64, 128) for m in ("store", "rn")]
+    benches: dict[int, Bench] = {}
+    for i, (tp, bv, m) in enumerate(jobs):
+        h = HEADS_TP[tp]
+        b = benches.get(h) or benches.setdefault(h, Bench(h))
+        p = plan(h, V, bv, m)
+        sweep.append(SweepPoint(tp, h, bv, m, p.grid, p.block, p.bytes_moved(), b.time(bv, m)))
+        prog(i + 1, len(jobs))
+    b = benches[12]
+    diag = Diagnostic(b.time(V, "store", reps=30), b.time(BV_TILED, "rn", reps=30),
+                      bytes_moved(12, V, "store"), bytes_moved(12, V, "rn"))
+    ab = abba(b)
+    cont = contention(12)
+    try:
+        fla, fla96 = fla_peer(12), fla_peer(96)
+    except Exception as e:  # noqa: BLE001 - the peer is optional on machines without torch/fla
+        fla, fla96 = Peer(error=f"{type(e).__name__}: {e}"), None
+    return KDAData(K, V, BV_TILED, cmp12, cmp96, sweep, diag, ab, cont, fla, fla96, "live")
 
 
-def sweep_point(data: dict, tp: int, bv: int, mode_: str):
-    from . import timing
-    for r in data["sweep"]:
-        if (r["tp"], r["bv"], r["mode"]) == (tp, bv, mode_):
-            return r, timing.Timing.from_dict(r["timing"])
-    raise KeyError(f"no sweep point tp={tp} BV={bv} {mode_}")
+def _parse(d: dict, source: str) -> KDAData:
+    r = recordings.decode(KDAData, d, "section03")
+    r.source = source
+    return r
+
+
+DOOR: Door[KDAData] = Door("KDA decode step", "section03", (FAMILY, "stream_read", "spin"), measure, _parse,
+                           recordings.encode)
+data = DOOR.data
+recorded = DOOR.recorded
+
+_benches: dict = {}
+
+
+def point(tp: int, bv: int, mode_: str) -> tuple[float, str]:
+    """(us per step, source) for the explorer: relaunched now in a CUDA graph, or the recorded sweep point."""
+    def now():
+        h = HEADS_TP[tp]
+        b = _benches.get(h) or _benches.setdefault(h, Bench(h))
+        return b.time(bv, mode_, reps=5).median, "measured now"
+    return DOOR.choose(live=now, replay=lambda: (data().point(tp, bv, mode_).timing.median, "recorded"))
+
+
+def headline(d: KDAData) -> dict:
+    base, tiled = d.diag.baseline.median, d.diag.tiled.median
+    out = {"kda_baseline_us_12h": base, "kda_tiled_us_12h": tiled,
+           "kda_tiled_speedup_12h": base / tiled,
+           "kda_abba_tiled_over_baseline_12h": d.abba.ratio(),
+           "kda_baseline_spread_pct_12h": 100 * d.diag.baseline.stddev / base,
+           "kda_baseline_blocks_12h": d.baseline(8).blocks,
+           "kda_tiled_blocks_12h": d.tiled(8).blocks,
+           "kda_rn_byte_identical": d.compare.variants[f"BV={d.bv_tiled} rn"].identical_to_baseline,
+           "kda_fma_byte_identical": d.compare.variants[f"BV={d.bv_tiled} fma"].identical_to_baseline,
+           "kda_contended_spread_pct": 100 * d.contention.contended.stddev / d.contention.contended.median,
+           "kda_alone_spread_pct": 100 * d.contention.alone.stddev / d.contention.alone.median}
+    if d.fla.measured:
+        out["kda_vs_fla_12h"] = d.tiled(8).timing.median / statistics.median(d.fla.timing.reps_us)
+        if d.fla_96 is not None and d.fla_96.measured:
+            out["kda_vs_fla_96h"] = d.tiled(1).timing.median / statistics.median(d.fla_96.timing.reps_us)
+    return out

@@ -104,3 +104,16 @@ def check(grid, block, dynamic_smem: int = 0, *, static_smem: int = 0, regs: int
             raise LaunchError(f"a block of {threads} threads at {regs} registers per thread needs "
                               f"{per_warp * warps} registers; a block may use at most {s.regs_per_block}")
     return Geometry(g, b, dyn, stat)
+
+
+def address(a) -> int:
+    """The device or host address of an array's first element (CuPy or numpy)."""
+    data = getattr(a, "data", None)
+    if hasattr(data, "ptr"):
+        return int(data.ptr)
+    return int(a.ctypes.data)
+
+
+def aligned16(*arrays) -> bool:
+    """True when every array starts on a 16-byte boundary: what a float4 load or store needs."""
+    return all(address(a) % 16 == 0 for a in arrays)

@@ -69,27 +69,3 @@ def require_live(what: str) -> None:
         raise ModeError(f"{what} needs a CUDA GPU (live mode); this process is in replay mode: "
                         f"{current().reason}")
 
-
-def banner(*recordings: str) -> str:
-    """The line every notebook prints first: mode, and the GPU or the recordings' provenance."""
-    from . import recordings as rec
-
-    m = current()
-    if m.live:
-        from . import hardware, provenance
-        p = provenance.collect()
-        s = hardware.from_device()
-        lines = [f"MODE: live -- measuring now on {s.name} ({s.sm_count} SMs, "
-                 f"sm_{s.compute_capability[0]}{s.compute_capability[1]})",
-                 f"      driver {p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}"]
-        if recordings:
-            lines.append("      recorded H200 numbers are shown beside live ones where a notebook compares them")
-        return "\n".join(lines)
-    lines = [f"MODE: replay -- {m.reason}; figures come from H200 recordings"]
-    for name in recordings:
-        r = rec.load(name)
-        p = r.provenance
-        lines.append(f"      {name}: {p['gpu']} ({p['sm_count']} SMs), recorded {p['date']}, driver "
-                     f"{p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}, "
-                     f"kernels {', '.join(sorted(r.kernel_sha))} (sha256 current)")
-    return "\n".join(lines)

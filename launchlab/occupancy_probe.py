@@ -9,9 +9,14 @@ table lets any machine check `occupancy.blocks_per_sm` row by row.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from . import hardware, kernels, mode, occupancy, recordings
+from .door import Door
+from .progress import Progress
+from .recordings import RECORDED
 
 FAMILY = "occupancy_probe"
 NV = 200
@@ -94,6 +99,51 @@ def mismatches(rows, gpu="H200") -> list[tuple[list[int], int]]:
     return bad
 
 
-def recorded_table() -> tuple[list[list[int]], dict, dict]:
-    r = recordings.load("occupancy")
-    return r.data["rows"], r.data["variants"], r.provenance
+@dataclass
+class ProbeVariant:
+    regs: int
+    static_smem: int
+    max_threads_per_block: int
+    local_bytes: int
+
+
+@dataclass
+class OccupancyCheck:
+    """The driver's answers, row by row, and whether every probe variant computes the numpy reference."""
+    columns: list[str]
+    rows: list[list[int]]
+    variants: dict[str, ProbeVariant]
+    probe_outputs_match_reference: dict[str, bool]
+    source: str = field(default="", metadata={RECORDED: False})
+
+    def mismatches(self, gpu="H200") -> list[tuple[list[int], int]]:
+        return mismatches(self.rows, gpu)
+
+    def describe(self) -> str:
+        regs = sorted({r[0] for r in self.rows})
+        return (f"{len(self.rows)} driver answers ({len(regs)} register counts from {regs[0]} to {regs[-1]}, "
+                f"static + dynamic shared memory up to {max(r[1] + r[2] for r in self.rows)} B, blocks "
+                f"{min(r[3] for r in self.rows)}..{max(r[3] for r in self.rows)}): "
+                f"{len(self.mismatches())} disagree")
+
+
+def measure() -> OccupancyCheck:
+    rows, info = driver_table(progress=Progress("occupancy sweep"))
+    return OccupancyCheck(list(COLUMNS), rows, recordings.decode(dict[str, ProbeVariant], info),
+                          check_probe_outputs(), "live")
+
+
+def _parse(d: dict, source: str) -> OccupancyCheck:
+    r = recordings.decode(OccupancyCheck, d, "occupancy")
+    r.source = source
+    return r
+
+
+DOOR: Door[OccupancyCheck] = Door("driver occupancy sweep", "occupancy", (FAMILY,), measure, _parse,
+                                  recordings.encode)
+data = DOOR.data
+recorded = DOOR.recorded
+
+
+def headline(d: OccupancyCheck) -> dict:
+    return {"occupancy_driver_answers": len(d.rows), "occupancy_calculator_mismatches": len(d.mismatches())}

@@ -1,16 +1,25 @@
-"""The course's figures. Each takes measured data (live or recorded) and returns a matplotlib Figure."""
-from __future__ import annotations
+"""The course's figures. Each takes a section's typed result (live or recorded) and returns a matplotlib Figure.
 
+One convention marks the point a learner chose (a slider position, the configuration a cell talks about):
+`mark_chosen(ax, x, y)`, an open black square. Figures that can show a chosen point take `mark=(x, y)` in
+their own data coordinates.
+"""
+from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import bandwidth, hardware, occupancy
+from . import bandwidth, frontier, hardware, kda, occupancy
 
 COLORS = {128: "#1b9e77", 256: "#d95f02", 512: "#7570b3", 1024: "#e7298a"}
 
 
-def bandwidth_vs_grid(sweep: "bandwidth.Sweep", mark: tuple[int, int] | None = None, gpu="H200", ax=None):
+def mark_chosen(ax, x: float, y: float) -> None:
+    """The chosen point: an open black square, the same on every figure."""
+    ax.plot([x], [y], "s", ms=11, mfc="none", mec="k", mew=2, zorder=5)
+
+
+def bandwidth_vs_grid(sweep: "bandwidth.Sweep", mark: tuple[float, float] | None = None, gpu="H200", ax=None):
     s = hardware.spec(gpu)
     fig = None
     if ax is None:
@@ -23,8 +32,7 @@ def bandwidth_vs_grid(sweep: "bandwidth.Sweep", mark: tuple[int, int] | None = N
     ax.axvline(s.sm_count, color="grey", ls=":", lw=1)
     ax.text(s.sm_count * 1.05, 0.15, f"{s.sm_count} SMs", fontsize=8, color="grey")
     if mark:
-        p = sweep.at(*mark)
-        ax.plot([p.grid], [p.tbs], "s", ms=11, mfc="none", mec="k", mew=2)
+        mark_chosen(ax, *mark)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("grid (blocks)")
     ax.set_ylabel("achieved read bandwidth (TB/s)")
@@ -57,7 +65,7 @@ def bandwidth_vs_inflight(sweep: "bandwidth.Sweep", gpu="H200"):
     return fig
 
 
-def staircases(stairs, ramp=None):
+def staircases(stairs, ramp=None, mark: tuple[float, float] | None = None):
     n = 2 if ramp is not None else 1
     fig, axes = plt.subplots(1, n, figsize=(12 if n == 2 else 8, 4.2))
     axes = np.atleast_1d(axes)
@@ -70,6 +78,8 @@ def staircases(stairs, ramp=None):
     ax.set_xlabel("grid (blocks)")
     ax.set_ylabel("kernel time (us, median)")
     ax.set_title("fixed work per block: time steps at every multiple of blocks per wave")
+    if mark:
+        mark_chosen(ax, *mark)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     if ramp is not None:
@@ -98,7 +108,7 @@ def occupancy_vs_block(regs: int, smem: int, gpu="H200", mark_block: int | None 
             ax.bar(xs, ys, width=24, color=c, label=f"limited by {lim}")
     if mark_block:
         o = occupancy.occupancy(mark_block, regs, smem, gpu)
-        ax.plot([mark_block], [100 * o.fraction], "v", color="k", ms=10)
+        mark_chosen(ax, mark_block, 100 * o.fraction)
     ax.set_ylim(0, 105)
     ax.set_xlabel("block size (threads)")
     ax.set_ylabel("theoretical occupancy (%)")
@@ -115,22 +125,37 @@ def rms_times(rec, widths):
     for i, (arm, c, lab) in enumerate((("original", "#d95f02", "original: 1 block x 128 scalar threads"),
                                        ("wide", "#1b9e77", "widened apply (block sized to the width, float4)"),
                                        ("cupy", "#7570b3", "CuPy array operations (8 kernels)"))):
-        t = [rec.times(n)[arm] for n in widths]
+        t = [getattr(rec.times(n), arm) for n in widths]
         ax.bar(x + (i - 1) * 0.27, [v.median for v in t], 0.27, color=c, label=lab,
                yerr=[[v.median - v.min for v in t], [v.max - v.median for v in t]], capsize=2)
     ax.set_xticks(x, [str(n) for n in widths])
     ax.set_xlabel("row width (hidden size)")
     ax.set_ylabel("us per norm (327 per CUDA graph)")
     ax.set_title("RMS norm, one row per launch: median with min..max over reps")
-    ax.set_ylim(0, max(rec.times(n)["cupy"].max for n in widths) * 1.45)
+    ax.set_ylim(0, max(rec.times(n).cupy.max for n in widths) * 1.45)
     ax.legend(fontsize=8, loc="upper left", ncol=2)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
 
 
+def rms_blocks(t, mark: tuple[float, float] | None = None):
+    """The widened apply's time against its block size at one width (a rmsnorm.WidthTiming)."""
+    fig, ax = plt.subplots(figsize=(7, 2.6))
+    blocks = sorted(t.wide_blocks)
+    ax.plot(blocks, [t.wide_blocks[b].median for b in blocks], "o-", color="#1b9e77", label="widened apply")
+    ax.axhline(t.original.median, color="#d95f02", ls="--", label="original (128 threads)")
+    if mark:
+        mark_chosen(ax, *mark)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(f"block size of the widened apply (width {t.n})")
+    ax.set_ylabel("us per norm (hot L2)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def frontier_model(saving_ms: float, rounds, gate: float = 0.02):
-    from . import frontier
     fig, ax = plt.subplots(figsize=(8, 3.8))
     ms = np.linspace(max(saving_ms * 2, 5), 80, 300)
     ax.plot(ms, [100 * frontier.gain(m, saving_ms) for m in ms], color="#1b9e77",
@@ -165,17 +190,16 @@ def kda_contention(alone, contended):
     return fig
 
 
-def kda_tp(data):
-    from . import kda
+def kda_tp(data: "kda.KDAData"):
     tps = [1, 2, 4, 8]
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
-    for bv, mode_, c, lab in ((kda.V, "store", "#d95f02", "grid = n_head (baseline)"),
-                              (kda.BV_TILED, "rn", "#1b9e77", "value tiles, BV = 32")):
-        pts = [kda.sweep_point(data, tp, bv, mode_) for tp in tps]
-        axes[0].plot(tps, [t.median for _, t in pts], "o-", color=c, label=lab)
-        axes[1].plot(tps, [r["bytes"] / (t.median * 1e-6) / 1e12 for r, t in pts], "o-", color=c, label=lab)
-        for tp, (r, t) in zip(tps, pts):
-            axes[0].annotate(f"{r['grid'][0] * r['grid'][1]} blocks", (tp, t.median), fontsize=7,
+    for pick, c, lab in ((data.baseline, "#d95f02", "grid = n_head (baseline)"),
+                         (data.tiled, "#1b9e77", "value tiles, BV = 32")):
+        pts = [pick(tp) for tp in tps]
+        axes[0].plot(tps, [p.timing.median for p in pts], "o-", color=c, label=lab)
+        axes[1].plot(tps, [p.tbs for p in pts], "o-", color=c, label=lab)
+        for tp, p in zip(tps, pts):
+            axes[0].annotate(f"{p.blocks} blocks", (tp, p.timing.median), fontsize=7,
                              xytext=(3, 4), textcoords="offset points", color=c)
     axes[0].set_ylabel("us per decode step (CUDA graph)")
     axes[1].set_ylabel("achieved bandwidth (TB/s)")
@@ -186,5 +210,29 @@ def kda_tp(data):
         ax.legend(fontsize=8)
     axes[0].set_title("Sharding heads shrinks the work 8x; the baseline's time barely moves")
     axes[1].set_title("...so the bandwidth it achieves collapses as its grid shrinks")
+    fig.tight_layout()
+    return fig
+
+
+def kda_bv(data: "kda.KDAData", tp: int, mark: tuple[float, float] | None = None):
+    """The step's time against the value tile BV at one tp, both elision modes (CUDA graph, per step)."""
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    bvs = sorted({p.bv for p in data.sweep})
+    for m, c, lab in (("store", "#d95f02", "product staged in global memory"),
+                      ("rn", "#1b9e77", "product recomputed (__fmul_rn)")):
+        pts = [data.point(tp, bv, m) for bv in bvs]
+        ax.plot(bvs, [p.timing.median for p in pts], "o-", color=c, label=lab)
+        for p in pts:
+            ax.annotate(f"{p.blocks}", (p.bv, p.timing.median), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points", color=c)
+    if mark:
+        mark_chosen(ax, *mark)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(bvs, [str(b) for b in bvs])
+    ax.set_xlabel(f"BV (value tile); numbers: blocks in the grid at tp={tp}, {kda.HEADS_TP[tp]} heads")
+    ax.set_ylabel("us per step")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

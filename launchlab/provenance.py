@@ -6,6 +6,10 @@ import platform
 import shutil
 import subprocess
 
+import numpy
+
+from . import hardware
+
 
 def _driver_string() -> str:
     smi = shutil.which("nvidia-smi")
@@ -29,9 +33,6 @@ def _version(v: int) -> str:
 def collect() -> dict:
     """Provenance of the live GPU (live mode only)."""
     import cupy
-    import numpy
-
-    from . import hardware
 
     s = hardware.from_device()
     return {

@@ -9,12 +9,19 @@ A recording is one JSON file in data/recordings/ with
 `load` refuses a recording that is missing, unreadable, or stale (a kernel source changed since it was
 recorded), with a message naming the command that re-records it, so a notebook never draws a blank or an
 out-of-date plot silently.
+
+`encode` and `decode` map the sections' typed results (dataclasses) to the recording's JSON and back, field
+by field, guided by the dataclasses' type hints. The recording format is the recorder's business; notebooks,
+widgets and tests see only the typed results.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,7 +106,7 @@ def load(name: str, data_dir: Path | None = None, check_stale: bool = True) -> R
     return r
 
 
-def save(name: str, data: dict, families: list[str], provenance: dict, data_dir: Path | None = None) -> Path:
+def save(name: str, data: dict, families, provenance: dict, data_dir: Path | None = None) -> Path:
     sha: dict[str, str] = {}
     for fam in families:
         sha.update(kernels.sha256s(fam))
@@ -119,3 +126,72 @@ def save(name: str, data: dict, families: list[str], provenance: dict, data_dir:
 
 def available(data_dir: Path | None = None) -> list[str]:
     return sorted(p.stem for p in Path(data_dir or DATA_DIR).glob("*.json"))
+
+
+# ------------------------------------------------------------------ typed results <-> recording JSON
+RECORDED = "recorded"   # dataclass field metadata key: False for fields that are not part of a recording
+
+
+def encode(obj):
+    """A typed result as plain JSON values: dataclasses become dicts of their recorded fields (a field whose
+    value is None and whose default is None is left out), tuples become lists."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {}
+        for f in dataclasses.fields(obj):
+            if not f.metadata.get(RECORDED, True):
+                continue
+            v = getattr(obj, f.name)
+            if v is None and f.default is None:
+                continue
+            out[f.name] = encode(v)
+        return out
+    if isinstance(obj, dict):
+        return {str(k): encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode(v) for v in obj]
+    if isinstance(obj, (bool, int, float, str)) or obj is None:
+        return obj
+    if hasattr(obj, "item"):                    # numpy scalars
+        return obj.item()
+    raise TypeError(f"cannot record a {type(obj).__name__}")
+
+
+def decode(cls, value, where: str = "data"):
+    """Build an instance of type `cls` (a dataclass, list[...], dict[...], tuple[...], X | None or a plain
+    type) from recording JSON. Unknown keys are an error: the typed result must hold all that was recorded."""
+    origin = typing.get_origin(cls)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(cls)
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return decode(inner[0], value, where)
+    if origin is list:
+        (item,) = typing.get_args(cls) or (typing.Any,)
+        return [decode(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple:
+        args = typing.get_args(cls)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(decode(args[0], v, where) for v in value)
+        return tuple(decode(a, v, where) for a, v in zip(args, value))
+    if origin is dict:
+        kt, vt = typing.get_args(cls) or (str, typing.Any)
+        return {decode(kt, k, where): decode(vt, v, f"{where}[{k!r}]") for k, v in value.items()}
+    if dataclasses.is_dataclass(cls):
+        if not isinstance(value, dict):
+            raise RecordingError(f"{where}: expected an object for {cls.__name__}, got {type(value).__name__}")
+        hints = typing.get_type_hints(cls)
+        names = {f.name for f in dataclasses.fields(cls) if f.init}
+        unknown = set(value) - names
+        if unknown:
+            raise RecordingError(f"{where}: {cls.__name__} does not know {', '.join(sorted(unknown))}")
+        kw = {k: decode(hints[k], v, f"{where}.{k}") for k, v in value.items()}
+        try:
+            return cls(**kw)
+        except TypeError as e:
+            raise RecordingError(f"{where}: cannot build {cls.__name__}: {e}") from e
+    if cls is float:
+        return float(value)
+    if cls is int and isinstance(value, str):
+        return int(value)
+    return value

@@ -14,11 +14,14 @@ path runs. A wide launch that comes out at 128 threads with no float4 path stays
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import floatbits, gates, kernels, launch, mode
+from . import floatbits, gates, kernels, launch, mode, recordings, timing
+from .door import Door
+from .progress import Progress
+from .recordings import RECORDED
 
 FAMILY = "rms_norm"
 REDUCE_THREADS = 128
@@ -29,8 +32,6 @@ EPS = 1e-6
 
 class RMSNormError(launch.LaunchError):
     pass
-
-
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,6 @@ class Plan:
         """Bytes one load of x by the whole block has in flight (the lecture's measure; loading w with it
         doubles both arms alike): threads x (16 B with float4, 4 B scalar)."""
         return self.block * (16 if self.vec else 4)
-
-
-def _aligned(a) -> bool:
-    ptr = a.data.ptr if hasattr(a, "data") and hasattr(a.data, "ptr") else a.ctypes.data
-    return ptr % 16 == 0
 
 
 def validate(x, w, y, n: int, eps: float) -> int:
@@ -73,16 +69,20 @@ def validate(x, w, y, n: int, eps: float) -> int:
     return x.size // n
 
 
-def plan(n: int, x, w, y, block: int | None = None, wide: bool | None = None,
+def plan(n: int, aligned: bool = True, block: int | None = None, wide: bool | None = None,
          reduce: str | None = None) -> Plan:
-    """Pick the kernel for this call from the gates (or the arguments) and the data's alignment."""
+    """Pick the kernel and block for a row of width n, from the shape alone (as llama.cpp's norm launchers
+    do): the gates (or the arguments) choose the arm; `aligned` says whether x, w and y all start on a
+    16-byte boundary, and float4 is used only then and when n % 4 == 0. No arrays are needed to ask."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
+        raise RMSNormError(f"row width n must be a positive integer, got {n!r}")
     wide = (gates.value("RMS_WIDE") == "1") if wide is None else wide
     reduce = gates.value("RMS_REDUCE") if reduce is None else reduce
     if not wide:
         if block not in (None, REDUCE_THREADS):
             raise RMSNormError("the original kernel runs on exactly 128 threads")
         return Plan("rms_norm_f32", REDUCE_THREADS, False, REDUCE_THREADS)
-    vec = n % 4 == 0 and all(_aligned(a) for a in (x, w, y))
+    vec = n % 4 == 0 and bool(aligned)
     if block is None:
         units = n // 4 if vec else n
         block = min(1024, max(REDUCE_THREADS, -(-units // 32) * 32))
@@ -108,7 +108,7 @@ def rms_norm(x, w, y=None, eps: float = EPS, n: int | None = None, block: int | 
     if y is None:
         y = cp.empty_like(x)
     rows = validate(x, w, y, n, eps)
-    p = plan(n, x, w, y, block, wide, reduce)
+    p = plan(n, launch.aligned16(x, w, y), block, wide, reduce)
     if stats is not None and (stats.dtype != np.float32 or stats.size < 2 * rows):
         raise RMSNormError(f"stats needs {2 * rows} float32 slots")
     k = kernels.kernel(FAMILY, p.expr)
@@ -208,12 +208,98 @@ class Bench:
         return rms_norm(self.x, self.w, self.y, EPS, self.n, block=block, wide=(arm == "wide"), reduce="narrow")
 
     def time(self, arm: str, block: int | None = None, reps: int = 10, launches: int = NORMS_PER_TOKEN):
-        from . import timing
         return timing.graph(lambda: self.run(arm, block), launches=launches, reps=reps,
                             label=f"{arm} n={self.n} block={block}")
 
 
-def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> dict:
+@dataclass
+class Identity:
+    """Original vs widened apply vs widened reduction over `rows` random rows of width n, on the GPU: byte
+    comparisons, the reduction's effect on ss / inv / the output, and the CPU emulation checked against the
+    GPU's bits. ss_bits / inv_bits keep the first rows' bits so replay can re-run the emulation against them."""
+    n: int
+    rows: int
+    seed: int
+    plans: dict[str, Plan]
+    wide_identical: bool
+    ss_wide_identical: bool
+    reduce_ss_rows_changed: int
+    reduce_inv_rows_changed: int
+    reduce_out_rows_changed: int
+    reduce_out_elements_changed: int
+    reduce_out_max_rel_change: float
+    reduce_ss_max_ulps: int
+    max_rel_err_vs_float64: dict[str, float]
+    emulation_ss_matches_gpu: dict[str, int]
+    apply_emulation_matches_gpu: bool
+    ss_bits: dict[str, list[int]]
+    inv_bits: dict[str, list[int]]
+
+    def plan(self, arm: str) -> Plan:
+        """The plan of one arm: 'original', 'wide' or 'wide_reduce'."""
+        return self.plans[arm]
+
+    def gpu_ss_bits(self, arm: str = "original") -> np.ndarray:
+        """The GPU's ss bits of the first rows, arm 'original' or 'wide_reduce'."""
+        return np.array(self.ss_bits[arm], dtype=np.uint32)
+
+    def ss_rows_emulated(self, reduction: str) -> int:
+        """Rows whose GPU ss the numpy emulation reproduced bit for bit ('narrow' or 'wide' reduction)."""
+        return self.emulation_ss_matches_gpu[reduction]
+
+
+@dataclass
+class Fallback:
+    """One case of the fast path failing into exactness: a misaligned view or a width not divisible by 4."""
+    n: int
+    offset_floats: int
+    expr: str
+    vec: bool
+    block: int
+    identical: bool
+
+
+@dataclass
+class WidthTiming:
+    """Per-launch times at one width, 327 launches per CUDA graph (hot L2: one row, replayed)."""
+    n: int
+    original: timing.Timing
+    wide: timing.Timing
+    wide_plan_block: int
+    wide_blocks: dict[int, timing.Timing]
+    cupy: timing.Timing
+    cupy_instrument: str
+
+
+@dataclass
+class RMSData:
+    """§2's result."""
+    widths: list[int]
+    norms_per_token: int
+    eps: float
+    identity: list[Identity]
+    fallback: list[Fallback]
+    timing: list[WidthTiming]
+    abba_7168: timing.ABBA
+    source: str = field(default="", metadata={RECORDED: False})
+
+    def times(self, n: int) -> WidthTiming:
+        return next(t for t in self.timing if t.n == n)
+
+    def identity_at(self, n: int) -> Identity:
+        return next(x for x in self.identity if x.n == n)
+
+    @property
+    def abba(self) -> timing.ABBA:
+        return self.abba_7168
+
+    @property
+    def blocks(self) -> list[int]:
+        """The widened apply's block sizes that were timed."""
+        return sorted(self.timing[0].wide_blocks)
+
+
+def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> Identity:
     """On the GPU: original vs widened apply vs widened reduction over `count` random rows of width n.
     Byte comparisons of the outputs; ss/inv bits kept for the first `keep` rows (for the CPU emulation)."""
     mode.require_live("comparing RMS norm outputs on the GPU")
@@ -237,10 +323,9 @@ def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> dict:
     ref = reference(xs, w)
     emu_narrow = emulate_ss(xs, n, REDUCE_THREADS)
     emu_wide = emulate_ss(xs, n, plans["wide_reduce"].reduce_threads)
-    return {
+    return recordings.decode(Identity, {
         "n": n, "rows": count, "seed": seed,
-        "plans": {k: {"expr": p.expr, "block": p.block, "vec": p.vec, "reduce_threads": p.reduce_threads}
-                  for k, p in plans.items()},
+        "plans": {k: recordings.encode(p) for k, p in plans.items()},
         "wide_identical": bool(o.tobytes() == wv.tobytes()),
         "ss_wide_identical": bool(stats["original"].tobytes() == stats["wide"].tobytes()),
         "reduce_ss_rows_changed": int(np.sum(floatbits.bits(ss_o) != floatbits.bits(ss_r))),
@@ -260,10 +345,10 @@ def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> dict:
                     "wide_reduce": floatbits.bits(ss_r[:keep]).tolist()},
         "inv_bits": {"original": floatbits.bits(stats["original"][:keep, 1]).tolist(),
                      "wide_reduce": floatbits.bits(stats["wide_reduce"][:keep, 1]).tolist()},
-    }
+    })
 
 
-def fallback_checks(count: int = 64, seed: int = 5) -> list[dict]:
+def fallback_checks(count: int = 64, seed: int = 5) -> list[Fallback]:
     """The fast path fails into exactness: misaligned views and widths not divisible by 4 take the scalar
     widened path, and their bytes equal the original's."""
     mode.require_live("the fallback checks")
@@ -280,36 +365,9 @@ def fallback_checks(count: int = 64, seed: int = 5) -> list[dict]:
         y_orig = cp.empty(xs.size, dtype=cp.float32)
         _, p = rms_norm(x, w, y_wide, EPS, n, wide=True, reduce="narrow")
         rms_norm(x, w, y_orig, EPS, n, wide=False)
-        out.append({"n": n, "offset_floats": offset, "expr": p.expr, "vec": p.vec, "block": p.block,
-                    "identical": bool(cp.asnumpy(y_wide).tobytes() == cp.asnumpy(y_orig).tobytes())})
+        out.append(Fallback(n, offset, p.expr, p.vec, p.block,
+                            bool(cp.asnumpy(y_wide).tobytes() == cp.asnumpy(y_orig).tobytes())))
     return out
-
-
-# ------------------------------------------------------------------ replay
-@dataclass
-class Recorded:
-    identity: list
-    fallback: list
-    timing: list
-    abba: object
-    source: str
-
-    def times(self, n: int) -> dict:
-        from . import timing as t
-        r = next(x for x in self.timing if x["n"] == n)
-        out = {k: t.Timing.from_dict(r[k]) for k in ("original", "wide", "cupy")}
-        out.update({f"wide@{b}": t.Timing.from_dict(v) for b, v in r["wide_blocks"].items()})
-        return out
-
-    def identity_at(self, n: int) -> dict:
-        return next(x for x in self.identity if x["n"] == n)
-
-
-def recorded() -> Recorded:
-    from . import recordings, timing
-    r = recordings.load("section02")
-    d = r.data
-    return Recorded(d["identity"], d["fallback"], d["timing"], timing.ABBA.from_dict(d["abba_7168"]), r.describe())
 
 
 def identity_facts(xs: np.ndarray, n: int, block: int = 1024) -> dict:
@@ -337,9 +395,78 @@ def identity_facts(xs: np.ndarray, n: int, block: int = 1024) -> dict:
     }
 
 
-def measured(progress=None) -> Recorded:
-    """Live mode: the §2 measurements the notebook shows, made now (about a minute on an H200)."""
-    from . import recorder
-    d = recorder.record_section02()
-    from . import timing
-    return Recorded(d["identity"], d["fallback"], d["timing"], timing.ABBA.from_dict(d["abba_7168"]), "live")
+# ------------------------------------------------------------------ the section's door
+BLOCKS = (128, 256, 512, 1024)
+
+
+def abba(b: "Bench", pairs: int = 3) -> timing.ABBA:
+    """Original (A) vs widened apply (B), one build, interleaved A B | B A | A B, each rep a graph series."""
+    return timing.abba(lambda: b.time("original", reps=5), lambda: b.time("wide", reps=5), pairs=pairs,
+                       labels=("original 128 scalar", "widened apply"))
+
+
+def time_width(n: int) -> WidthTiming:
+    b = Bench(n)
+    original, wide = b.time("original"), b.time("wide")
+    blocks = {k: b.time("wide", k) for k in BLOCKS}
+    try:
+        cu, how = b.time("cupy"), "graph"
+    except Exception as e:  # noqa: BLE001 - fall back to events, and say so
+        cu, how = timing.events(lambda: b.run("cupy"), reps=50), f"events (graph capture failed: {type(e).__name__})"
+    return WidthTiming(n, original, wide, plan(n, True, wide=True, reduce="narrow").block, blocks, cu, how)
+
+
+def measure() -> RMSData:
+    """§2 now (about a minute on an H200): identity over 10,000 rows per width, the fallbacks, the times of
+    every arm at every width, and ABBA at 7168."""
+    prog = Progress("rms identity")
+    ident = []
+    for i, n in enumerate(WIDTHS):
+        ident.append(compare_rows(n, 10000))
+        prog(i + 1, len(WIDTHS))
+    fb = fallback_checks()
+    prog = Progress("rms timing")
+    times = []
+    for i, n in enumerate(WIDTHS):
+        times.append(time_width(n))
+        prog(i + 1, len(WIDTHS))
+    return RMSData(list(WIDTHS), NORMS_PER_TOKEN, EPS, ident, fb, times, abba(Bench(7168)), "live")
+
+
+def _parse(d: dict, source: str) -> RMSData:
+    r = recordings.decode(RMSData, d, "section02")
+    r.source = source
+    return r
+
+
+DOOR: Door[RMSData] = Door("RMS norm", "section02", (FAMILY, "spin"), measure, _parse, recordings.encode)
+data = DOOR.data
+recorded = DOOR.recorded
+
+_benches: dict = {}
+
+
+def point(n: int, block: int) -> tuple[float, float, str]:
+    """(original us, widened us at `block`, source) for the explorer: relaunched now or recorded."""
+    def now():
+        b = _benches.get(n) or _benches.setdefault(n, Bench(n))
+        return b.time("original", reps=5).median, b.time("wide", block, reps=5).median, "measured now"
+
+    def then():
+        t = data().times(n)
+        return t.original.median, t.wide_blocks[block].median, "recorded"
+    return DOOR.choose(live=now, replay=then)
+
+
+def headline(d: RMSData) -> dict:
+    t = d.times(7168)
+    ident = d.identity_at(7168)
+    return {"rms_original_us_7168": t.original.median,
+            "rms_wide_us_7168": t.wide.median,
+            "rms_speedup_7168": t.original.median / t.wide.median,
+            "rms_abba_wide_over_original_7168": d.abba_7168.ratio(),
+            "rms_cupy_ops_us_7168": t.cupy.median,
+            "rms_wide_byte_identical_all_widths": all(x.wide_identical for x in d.identity),
+            "rms_fallbacks_byte_identical": all(f.identical for f in d.fallback),
+            "rms_wide_reduce_out_rows_changed_7168": ident.reduce_out_rows_changed,
+            "rms_wide_reduce_rows_7168": ident.rows}

@@ -1,75 +1,189 @@
-"""`python -m launchlab selftest`: every kernel against its numpy reference, on small inputs (live).
+"""Every kernel against its numpy reference, on small inputs (live), as named checks.
 
-Small enough to run under compute-sanitizer (memcheck) in seconds. Exit status 1 if any check fails.
+    python -m launchlab selftest            # all checks in one process (what compute-sanitizer runs)
+    pytest tests/test_gpu_kernels.py        # the same checks, one parametrized GPU test per id
+
+A check is a function that returns a short message and raises AssertionError when the kernel is wrong.
+Checks are grouped by section; inputs are small enough that the whole set runs under compute-sanitizer
+in seconds. Shared GPU fixtures (a 64 MiB buffer, the wave kernels) are made once per process.
 """
 from __future__ import annotations
 
-from . import bandwidth, launch, mode, occupancy_probe, waves
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+from . import bandwidth, kda, launch, mode, occupancy_probe, rmsnorm, waves
 
 TOL = 1e-5
 
 
-def run() -> dict:
-    mode.require_live("the kernel self-test")
-    res: dict[str, tuple[bool, str]] = {}
-    sr = bandwidth.StreamRead(nbytes=1 << 24)
-    for vec in (1, 4):
-        for unroll in (1, 4):
-            for grid, block in ((1, 128), (37, 256), (300, 1024)):
-                e = sr.check_reference(grid, block, vec, unroll, n=1 << 18)
-                res[f"stream_read<{vec},{unroll}> grid {grid} block {block}"] = (e < TOL, f"max rel err {e:.2e}")
-    # a misaligned view is refused before launch, and the module still works afterwards
+@dataclass(frozen=True)
+class Check:
+    id: str
+    section: str
+    fn: Callable[[], str]
+
+    def run(self) -> str:
+        mode.require_live("the kernel self-test")
+        return self.fn()
+
+
+CHECKS: list[Check] = []
+
+
+def check(section: str, id_: str):
+    def deco(fn):
+        CHECKS.append(Check(id_, section, fn))
+        return fn
+    return deco
+
+
+@functools.cache
+def _reader() -> "bandwidth.StreamRead":
+    return bandwidth.StreamRead(nbytes=1 << 24)
+
+
+@functools.cache
+def _wave_kernels() -> "waves.WaveKernels":
+    return waves.WaveKernels(max_grid=64)
+
+
+def _below(err: float, tol: float) -> str:
+    assert err < tol, f"max rel err {err:.2e} >= {tol:.0e}"
+    return f"max rel err {err:.2e}"
+
+
+# ------------------------------------------------------------------ §1 streaming read
+for _vec in (1, 4):
+    for _unroll in (1, 4):
+        for _grid, _block in ((1, 128), (37, 256), (300, 1024)):
+            check("01", f"stream_read<{_vec},{_unroll}>-grid{_grid}-block{_block}")(
+                lambda v=_vec, u=_unroll, g=_grid, b=_block:
+                _below(_reader().check_reference(g, b, v, u, n=1 << 18), TOL))
+
+
+@check("01", "stream_read-misaligned-view-refused-then-works")
+def _misaligned():
+    sr = _reader()
     try:
         sr.launch(4, 256, sr.x[1:1 + 4096], vec=4, unroll=4)
-        res["misaligned float4 view refused"] = (False, "launched")
     except launch.LaunchError as e:
-        res["misaligned float4 view refused"] = (True, str(e)[:60])
-    e = sr.check_reference(8, 256, 4, 4, n=1 << 16)
-    res["stream_read works after a refused launch"] = (e < TOL, f"max rel err {e:.2e}")
-    for bad in ((0, 256), (4, 0), (4, 2048), (4, 100.5)):
+        msg = str(e)[:60]
+    else:
+        raise AssertionError("a misaligned float4 view launched")
+    _below(sr.check_reference(8, 256, 4, 4, n=1 << 16), TOL)
+    return f"refused ({msg}...), then correct"
+
+
+for _bad in ((0, 256), (4, 0), (4, 2048), (4, 100.5)):
+    @check("01", f"stream_read-refuses-grid{_bad[0]}-block{_bad[1]}")
+    def _refuse(bad=_bad):
         try:
-            sr.launch(*bad)
-            res[f"grid/block {bad} refused"] = (False, "launched")
-        except launch.LaunchError:
-            res[f"grid/block {bad} refused"] = (True, "LaunchError")
-    del sr
-    w = waves.Waves(max_grid=64)
-    for k, e in w.check_references().items():
-        # fixed_work chains 1000 float32 FMAs; against a float64 reference that is ~1000 roundings of
-        # 2^-24 at most (6e-5): the bound is 1e-4 for it, TOL for the plain sums.
-        tol = 1e-4 if k == "fixed_work" else TOL
-        res[f"waves {k}"] = (e < tol, f"max rel err {e:.2e} (bound {tol:.0e})")
-    for k, ok in occupancy_probe.check_probe_outputs(n=2048).items():
-        res[f"{k} bytes == numpy"] = (ok, "byte-identical" if ok else "differs")
-    from . import rmsnorm
-    for n in (2048, 7168, 7166):
-        c = rmsnorm.compare_rows(n, 48, keep=0)
-        res[f"rms_norm n={n}: widened apply byte-identical"] = (c["wide_identical"], c["plans"]["wide"]["expr"])
-        worst = max(c["max_rel_err_vs_float64"].values())
-        res[f"rms_norm n={n}: every arm vs float64"] = (worst < TOL, f"max rel err {worst:.2e}")
-        ok = c["emulation_ss_matches_gpu"]["narrow"] == 48 and c["emulation_ss_matches_gpu"]["wide"] == 48
-        res[f"rms_norm n={n}: numpy emulation reproduces ss bits"] = (ok, str(c["emulation_ss_matches_gpu"]))
-    for f in rmsnorm.fallback_checks(count=8):
-        res[f"rms_norm fallback n={f['n']} offset {f['offset_floats']}"] = (f["identical"], f["expr"])
-    from . import kda
-    c = kda.compare(12, seed=3)
-    for name, r in c["variants"].items():
-        want_identical = r["mode"] != "fma"
-        ok = r["identical_to_baseline"] == want_identical and r["rel_err_o"] < 1e-5 and r["rel_err_state"] < 1e-5
-        res[f"kda {name}"] = (ok, f"identical={r['identical_to_baseline']} err o {r['rel_err_o']:.1e} "
-                                  f"state {r['rel_err_state']:.1e}")
-    for bad in (dict(bv=24), dict(bv=256), dict(mode_="x")):
+            _reader().launch(*bad)
+        except launch.LaunchError as e:
+            return f"LaunchError: {str(e)[:50]}"
+        raise AssertionError(f"grid/block {bad} launched")
+
+
+# ------------------------------------------------------------------ §1 waves and the occupancy probe
+@check("01", "waves-fixed_work")
+def _fixed_work():
+    # 1000 chained float32 FMAs against a float64 reference: ~1000 roundings of 2^-24 at most (6e-5)
+    return _below(_wave_kernels().check_references()["fixed_work"], 1e-4)
+
+
+@check("01", "waves-fixed_bytes")
+def _fixed_bytes():
+    return _below(_wave_kernels().check_references()["fixed_bytes"], TOL)
+
+
+@check("01", "occupancy_probe-every-variant-bytes-equal-numpy")
+def _probe():
+    res = occupancy_probe.check_probe_outputs(n=2048)
+    bad = [k for k, ok in res.items() if not ok]
+    assert not bad, f"differs from numpy: {bad}"
+    return f"{len(res)} variants byte-identical"
+
+
+# ------------------------------------------------------------------ §2 RMS norm
+@functools.cache
+def _rms_compare(n: int):
+    return rmsnorm.compare_rows(n, 48, keep=0)
+
+
+for _n in (2048, 7168, 7166):
+    @check("02", f"rms_norm-n{_n}-widened-apply-byte-identical")
+    def _wide_identical(n=_n):
+        c = _rms_compare(n)
+        assert c.wide_identical, "widened apply differs from the original"
+        return c.plans["wide"].expr
+
+    @check("02", f"rms_norm-n{_n}-every-arm-vs-float64")
+    def _vs_float64(n=_n):
+        c = _rms_compare(n)
+        return _below(max(c.max_rel_err_vs_float64.values()), TOL)
+
+    @check("02", f"rms_norm-n{_n}-emulation-reproduces-ss-bits")
+    def _emulation(n=_n):
+        c = _rms_compare(n)
+        assert c.emulation_ss_matches_gpu == {"narrow": 48, "wide": 48}, c.emulation_ss_matches_gpu
+        return "48/48 rows, both reductions"
+
+
+@check("02", "rms_norm-fallbacks-byte-identical")
+def _fallbacks():
+    fb = rmsnorm.fallback_checks(count=8)
+    bad = [(f.n, f.offset_floats) for f in fb if not f.identical]
+    assert not bad, f"fallback differs at {bad}"
+    return ", ".join(f"{f.n}+{f.offset_floats}:{f.expr}" for f in fb)
+
+
+for _kw in (dict(eps=-1.0), dict(n=0)):
+    @check("02", "rms_norm-refuses-" + "-".join(f"{k}{v}" for k, v in _kw.items()))
+    def _rms_refuse(kw=_kw):
+        buf = _wave_kernels().out[:16]
+        try:
+            rmsnorm.rms_norm(buf, buf, **kw)
+        except rmsnorm.RMSNormError as e:
+            return str(e)[:50]
+        raise AssertionError(f"rms_norm launched with {kw}")
+
+
+# ------------------------------------------------------------------ §3 KDA decode
+@functools.cache
+def _kda_compare():
+    return kda.compare(12, seed=3)
+
+
+for _name in [f"BV={bv} {m}" for bv in (kda.V, kda.BV_TILED) for m in kda.MODES]:
+    @check("03", "kda-" + _name.replace("=", "").replace(" ", "-"))
+    def _kda_variant(name=_name):
+        r = _kda_compare().variants[name]
+        want_identical = r.mode != "fma"
+        assert r.identical_to_baseline == want_identical, f"identical={r.identical_to_baseline}"
+        assert r.rel_err_o < 1e-5 and r.rel_err_state < 1e-5, (r.rel_err_o, r.rel_err_state)
+        return f"identical={r.identical_to_baseline} err o {r.rel_err_o:.1e} state {r.rel_err_state:.1e}"
+
+
+for _bad in (dict(bv=24), dict(bv=256), dict(mode_="x")):
+    @check("03", "kda-refuses-" + "-".join(f"{k}{v}" for k, v in _bad.items()))
+    def _kda_refuse(bad=_bad):
         try:
             kda.plan(12, 128, **bad)
-            res[f"kda refuses {bad}"] = (False, "accepted")
         except kda.KDAError as e:
-            res[f"kda refuses {bad}"] = (True, str(e)[:50])
-    for bad in (dict(eps=-1.0), dict(n=0)):
+            return str(e)[:50]
+        raise AssertionError(f"kda.plan accepted {bad}")
+
+
+def run() -> dict[str, tuple[bool, str]]:
+    """Every check in this process: {id: (passed, message)}."""
+    res = {}
+    for c in CHECKS:
         try:
-            rmsnorm.rms_norm(w.out[:16], w.out[:16], **bad)
-            res[f"rms_norm refuses {bad}"] = (False, "launched")
-        except rmsnorm.RMSNormError as e:
-            res[f"rms_norm refuses {bad}"] = (True, str(e)[:50])
+            res[c.id] = (True, c.run())
+        except AssertionError as e:
+            res[c.id] = (False, str(e))
     return res
 
 

@@ -23,6 +23,10 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
+from . import kernels, mode
+
 
 @dataclass
 class Timing:
@@ -82,7 +86,6 @@ class Timing:
 
 
 def _cupy():
-    from . import mode
     mode.require_live("timing on the GPU")
     import cupy
     return cupy
@@ -94,10 +97,8 @@ _spin_state: dict = {}
 def spin(us: float, stream=None) -> None:
     """Queue a GPU-side wait of `us` microseconds on `stream` (the current one by default)."""
     cp = _cupy()
-    from . import kernels
     if "buf" not in _spin_state:
         _spin_state["buf"] = cp.zeros(1, dtype=cp.int64)
-    import numpy as np
     kernels.kernel("spin", "spin_wait").launch(1, 32, (np.int64(int(us * 1000)), _spin_state["buf"]),
                                                stream=stream)
 

@@ -12,11 +12,14 @@ wave quantization hides in kernels that saturate bandwidth with many resident bl
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import hardware, kernels, mode, occupancy, recordings, timing
+from .door import Door
+from .progress import Progress
+from .recordings import RECORDED
 
 FAMILY = "waves"
 BLOCK = 64                   # 2 warps: with 4 blocks resident, 2 warps per scheduler, no issue contention
@@ -110,18 +113,11 @@ class Staircase:
         one = [t for g, t in zip(self.grids, self.medians) if g <= self.blocks_per_wave]
         return float(np.median(one))
 
-    def to_dict(self) -> dict:
-        return {"residency": self.residency, "blocks_per_wave": self.blocks_per_wave, "smem": self.smem,
-                "block": self.block, "grids": self.grids, "timings": [t.to_dict() for t in self.timings]}
-
-    @classmethod
-    def from_dict_list(cls, d: dict) -> list["Staircase"]:
-        return [cls.from_dict(x) for x in d["staircases"]]
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Staircase":
-        return cls(d["residency"], d["blocks_per_wave"], d["smem"], d["block"], list(d["grids"]),
-                   [timing.Timing.from_dict(t) for t in d["timings"]])
+    def at(self, grid: int) -> timing.Timing:
+        try:
+            return self.timings[self.grids.index(grid)]
+        except ValueError:
+            raise KeyError(f"no recorded grid {grid} at {self.residency} block(s)/SM") from None
 
 
 @dataclass
@@ -137,18 +133,9 @@ class Ramp:
     def medians(self) -> list[float]:
         return [t.median for t in self.timings]
 
-    def to_dict(self) -> dict:
-        return {"block": self.block, "bytes_per_block": self.bytes_per_block,
-                "blocks_per_wave": self.blocks_per_wave, "grids": self.grids,
-                "timings": [t.to_dict() for t in self.timings]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Ramp":
-        return cls(d["block"], d["bytes_per_block"], d["blocks_per_wave"], list(d["grids"]),
-                   [timing.Timing.from_dict(t) for t in d["timings"]])
 
 
-class Waves:
+class WaveKernels:
     """The two wave kernels on a live GPU."""
 
     def __init__(self, max_grid: int = 8192):
@@ -217,15 +204,58 @@ class Waves:
         return Ramp(BYTES_BLOCK, BYTES_PER_BLOCK, W, grids, ts)
 
 
-def recorded() -> tuple[list[Staircase], Ramp]:
-    d = recordings.load("section01").data["waves"]
-    return [Staircase.from_dict(s) for s in d["staircases"]], Ramp.from_dict(d["ramp"])
+@dataclass
+class WaveData:
+    """§1's wave result: one staircase per residency, the memory-bound ramp, and both kernels against numpy."""
+    staircases: list[Staircase]
+    ramp: Ramp
+    iters: int
+    reference_max_rel_err: dict[str, float]
+    source: str = field(default="", metadata={RECORDED: False})
+
+    def at(self, residency: int) -> Staircase:
+        for s in self.staircases:
+            if s.residency == residency:
+                return s
+        raise KeyError(f"no staircase at {residency} block(s)/SM")
 
 
-def measured() -> tuple[list[Staircase], Ramp]:
-    """The §1 wave data the notebook shows: measured now in live mode, the H200 recording in replay."""
-    if mode.is_live():
-        from .progress import Progress
-        w = Waves()
-        return [w.staircase(r, progress=Progress(f"{r} block(s)/SM")) for r in RESIDENCIES], w.ramp()
-    return recorded()
+def measure() -> WaveData:
+    w = WaveKernels()
+    stairs = [w.staircase(r, progress=Progress(f"{r} block(s)/SM")) for r in RESIDENCIES]
+    return WaveData(stairs, w.ramp(), ITERS, w.check_references(), "live")
+
+
+def _parse(d: dict, source: str) -> WaveData:
+    r = recordings.decode(WaveData, d["waves"], "section01.waves")
+    r.source = source
+    return r
+
+
+DOOR: Door[WaveData] = Door("wave staircases", "section01", (FAMILY, "spin"), measure, _parse,
+                            lambda r: {"waves": recordings.encode(r)})
+data = DOOR.data
+recorded = DOOR.recorded
+
+_kernels: list = []
+
+
+def point(residency: int, grid: int, reps: int = 5) -> tuple[timing.Timing, str]:
+    """One grid of one staircase for the explorer: relaunched now (live) or recorded (replay)."""
+    def now():
+        if not _kernels:
+            _kernels.append(WaveKernels())
+        w = _kernels[0]
+        return timing.events(lambda: w.launch_work(grid, residency), reps=reps), "measured now"
+    return DOOR.choose(live=now, replay=lambda: (data().at(residency).at(grid), "recorded"))
+
+
+def headline(d: WaveData) -> dict:
+    out = {}
+    for s in d.staircases:
+        out[f"wave_blocks_per_wave_{s.residency}per_sm"] = s.blocks_per_wave
+        out[f"wave_observed_one_wave_grid_{s.residency}per_sm"] = s.observed_wave()
+        out[f"wave_us_per_wave_{s.residency}per_sm"] = s.per_wave_us()
+        out[f"wave_step_share_{s.residency}per_sm"] = step_share(s.grids, s.medians, s.blocks_per_wave)
+    out["ramp_step_share"] = step_share(d.ramp.grids, d.ramp.medians, d.ramp.blocks_per_wave)
+    return out

@@ -1,11 +1,17 @@
-"""Live only: every kernel against its numpy reference on the GPU (the same checks the recorder stores)."""
+"""Live only: every kernel against its numpy reference on the GPU, one parametrized test per named check
+(the same checks `python -m launchlab selftest` runs in one process, under compute-sanitizer)."""
 import pytest
 
-pytestmark = pytest.mark.gpu
+from launchlab import selftest
 
 
-def test_selftest_all_pass():
-    from launchlab import selftest
-    res = selftest.run()
-    bad = {k: m for k, (ok, m) in res.items() if not ok}
-    assert not bad, bad
+@pytest.mark.gpu
+@pytest.mark.parametrize("check", selftest.CHECKS, ids=[c.id for c in selftest.CHECKS])
+def test_kernel(check):
+    check.run()
+
+
+def test_check_ids_are_unique_and_grouped_by_section():
+    ids = [c.id for c in selftest.CHECKS]
+    assert len(ids) == len(set(ids))
+    assert {c.section for c in selftest.CHECKS} == {"01", "02", "03"}

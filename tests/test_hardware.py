@@ -1,9 +1,8 @@
-from launchlab import hardware, recordings
+from launchlab import hardware, instruments
 
 
 def test_h200_constants_match_the_recorded_device():
-    rec = recordings.load("device")
-    recorded = hardware.GPUSpec.from_dict(rec.data["spec"])
+    recorded = instruments.recorded().spec
     assert recorded == hardware.H200, "launchlab.hardware.H200 differs from cudaGetDeviceProperties on the H200"
     assert recorded.sm_count == 132 and recorded.compute_capability == (9, 0)
 

@@ -55,3 +55,36 @@ def test_sass_shows_the_load_width_and_loads_in_flight():
     assert not any(".128" in o for o in ldg("stream_read<1, 1>"))
     # main loop + remainder loop: 4 + 1 loads for UNROLL=4, 1 + 1 for UNROLL=1
     assert len(ldg("stream_read<4, 4>")) == 5 and len(ldg("stream_read<4, 1>")) == 2
+
+
+# ------------------------------------------------------------------ kernels.show: the source on the page
+def test_show_gives_exactly_the_launched_variant_with_its_helpers():
+    s = kernels.show("rms_norm", "rms_norm_wide<true>", block=1024)
+    text = str(s)
+    assert s.bindings == {"VEC": "true"}
+    assert "__global__ void rms_norm_wide(" in text and "if (threadIdx.x < REDUCE_THREADS)" in text
+    assert "rms_norm_f32" not in text and "rms_norm_wide_reduce" not in text        # other variants left out
+    assert "float block_sum(" in text and "float warp_sum(" in text                 # from common.cuh
+    assert "#define REDUCE_THREADS 128" in text and "void apply_wide(" in text
+    assert "template __global__" not in text                                       # no instantiation lines
+    r = kernels.compile_offline("rms_norm").resources_of("rms_norm_wide<true>")
+    assert f"{r.registers} registers/thread" in text and f"{r.smem_static} B static shared memory" in text
+    assert "at block 1024:" in text and "blocks/SM" in text
+    md = s._repr_markdown_()
+    assert "```cuda" in md and "if (threadIdx.x < REDUCE_THREADS)" in md
+
+
+def test_show_binds_every_template_argument_and_keeps_comments():
+    s = kernels.show("stream_read", "stream_read<1, 4>")
+    assert s.bindings == {"VEC": "1", "UNROLL": "4"}
+    assert "struct vec_of" in s.code and "lane_sum" in s.code
+    assert "// `unroll 1`: the compiler must not unroll" in s.code
+    k = kernels.show("kda_decode", "kda_decode<2>")
+    assert k.bindings == {"MODE": "2"} and "#define KDA_RECOMPUTE_FMA 2" in k.code and "ld_fresh" in k.code
+
+
+def test_show_refuses_a_variant_the_course_does_not_launch():
+    with pytest.raises(kernels.KernelError, match="not a variant"):
+        kernels.show("rms_norm", "rms_norm_wide<int>")
+    with pytest.raises(kernels.KernelError, match="not a variant"):
+        kernels.show("nope", "x")

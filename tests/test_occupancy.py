@@ -1,22 +1,24 @@
 """The occupancy calculator against the driver's answers recorded on the H200, and by hand."""
 import pytest
 
-from launchlab import occupancy, occupancy_probe, recordings
+from launchlab import occupancy, occupancy_probe
 
 
 def test_agrees_with_the_driver_on_every_recorded_configuration():
-    rows, variants, prov = occupancy_probe.recorded_table()
-    assert prov["gpu"] == "NVIDIA H200" and len(rows) > 10000
+    check = occupancy_probe.recorded()
+    rows = check.rows
+    assert "NVIDIA H200" in check.source and len(rows) > 10000
     regs = {r[0] for r in rows}
     assert len(regs) >= 15 and min(regs) <= 32 and max(regs) >= 250
     assert {r[1] for r in rows} >= {0, 1024, 48000}           # static shared memory sizes
     assert max(r[2] for r in rows) >= 200 * 1024               # dynamic shared memory up to the opt-in limit
-    bad = occupancy_probe.mismatches(rows)
+    bad = check.mismatches()
     assert not bad, f"{len(bad)} mismatches, e.g. {bad[:5]}"
+    assert check.describe().endswith(": 0 disagree")
 
 
 def test_every_limiter_binds_somewhere_in_the_table():
-    rows, _, _ = occupancy_probe.recorded_table()
+    rows = occupancy_probe.recorded().rows
     seen = set()
     for regs, st, dyn, block, _ in rows[::7]:
         seen.update(occupancy.occupancy(block, regs, st + dyn).limiter)
@@ -24,8 +26,7 @@ def test_every_limiter_binds_somewhere_in_the_table():
 
 
 def test_probe_outputs_were_byte_identical_to_numpy():
-    r = recordings.load("occupancy")
-    assert all(r.data["probe_outputs_match_reference"].values())
+    assert all(occupancy_probe.recorded().probe_outputs_match_reference.values())
 
 
 @pytest.mark.parametrize("block,regs,smem,n,limiter", [

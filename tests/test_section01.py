@@ -1,7 +1,7 @@
 """§1 claims, checked on the H200 recording (replay) -- the numbers the notebook shows."""
 import pytest
 
-from launchlab import bandwidth, recordings, timing, waves
+from launchlab import bandwidth, instruments, recordings, waves
 
 
 @pytest.fixture(scope="module")
@@ -10,7 +10,7 @@ def sweep():
 
 
 def test_stream_read_matches_numpy(sweep):
-    errs = recordings.load("section01").data["stream_reference_max_rel_err"]
+    errs = sweep.references
     assert set(errs) == {"1x1", "4x1", "1x4", "4x4"} and max(errs.values()) < 1e-5
 
 
@@ -21,11 +21,11 @@ def test_peak_read_reaches_the_copy_ceiling(sweep):
 
 
 def test_one_block_uses_a_sliver_of_the_machine(sweep):
-    assert sweep.at(1024, 1).tbs < 0.06 * sweep.copy_tbs
+    assert sweep.at(1, 1024).tbs < 0.06 * sweep.copy_tbs
 
 
-@pytest.mark.parametrize("a,b", [((1024, 12), (256, 48)), ((1024, 1), (128, 8)), ((512, 24), (256, 48)),
-                                 ((1024, 2), (256, 8))])
+@pytest.mark.parametrize("a,b", [((12, 1024), (48, 256)), ((1, 1024), (8, 128)), ((24, 512), (48, 256)),
+                                 ((2, 1024), (8, 256))])
 def test_same_bytes_in_flight_same_bandwidth(sweep, a, b):
     """Launch shapes with equal resident threads (so equal bytes in flight) get about the same bandwidth,
     whatever their block count: 12 blocks of 1024 vs 48 blocks of 256."""
@@ -36,12 +36,13 @@ def test_same_bytes_in_flight_same_bandwidth(sweep, a, b):
 
 def test_more_bytes_per_thread_means_fewer_threads_needed(sweep):
     """At a small grid the float4 x 4 arm beats the scalar x 1 arm by a wide margin (16x the bytes in flight)."""
-    fast, slow = sweep.at(256, 16, 4, 4), sweep.at(256, 16, 1, 1)
+    fast, slow = sweep.at(16, 256, 4, 4), sweep.at(16, 256, 1, 1)
     assert fast.tbs > 4 * slow.tbs
 
 
 def test_wave_steps_where_the_calculator_says(sweep):
-    stairs, ramp = waves.recorded()
+    wd = waves.recorded()
+    stairs, ramp = wd.staircases, wd.ramp
     assert [s.residency for s in stairs] == [1, 2, 4]
     for s in stairs:
         assert s.blocks_per_wave == 132 * s.residency
@@ -52,11 +53,23 @@ def test_wave_steps_where_the_calculator_says(sweep):
 
 
 def test_wave_references():
-    e = recordings.load("section01").data["waves"]["reference_max_rel_err"]
+    e = waves.recorded().reference_max_rel_err
     assert e["fixed_bytes"] < 1e-5 and e["fixed_work"] < 1e-4
 
 
 def test_instruments_disagree_as_documented():
-    ins = recordings.load("device").data["instruments"]
-    naive, ev, gr = (timing.Timing.from_dict(ins[k]) for k in ("events_naive", "events", "graph"))
-    assert gr.median < ev.median < naive.median
+    ins = instruments.recorded().instruments
+    assert ins.graph.median < ins.events.median < ins.events_naive.median
+
+
+def test_the_sweep_and_the_waves_share_one_recording_file_without_clashing():
+    d = recordings.load("section01").data
+    parts = [bandwidth.DOOR.dump(bandwidth.recorded()), waves.DOOR.dump(waves.recorded())]
+    assert set(parts[0]).isdisjoint(parts[1]) and set(parts[0]) | set(parts[1]) == set(d)
+
+
+def test_headline_figures(sweep):
+    h = bandwidth.headline(sweep)
+    assert h["copy_ceiling_tbs"] == sweep.copy_tbs and h["peak_read_tbs"] == sweep.peak().tbs
+    w = waves.headline(waves.recorded())
+    assert [w[f"wave_observed_one_wave_grid_{r}per_sm"] for r in (1, 2, 4)] == [132, 264, 528]

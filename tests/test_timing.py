@@ -42,7 +42,7 @@ def test_abba_runs_arms_in_that_order_and_reports_per_rep():
 @pytest.mark.gpu
 def test_events_and_graph_on_the_gpu():
     from launchlab import waves
-    w = waves.Waves(max_grid=8)
+    w = waves.WaveKernels(max_grid=8)
     one = lambda: w.launch_work(1, 1, 32, iters=64)  # noqa: E731
     ev = timing.events(one, reps=20)
     gr = timing.graph(one, launches=100, reps=5)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the course does on the H200, in one command (for the device tool or any GPU machine).
-#   tools/h200.sh record bench sanitize tests notebooks
+#   tools/h200.sh record compare bench sanitize tests notebooks
 # Writes logs and recordings under $OUT (default ./build/h200). Prints a short table last.
 set -uo pipefail
 OUT=${OUT:-build/h200}
@@ -12,7 +12,8 @@ for stage in "$@"; do
   t0=$(date +%s)
   case $stage in
     record)   $PY -m launchlab record --out "$OUT/rec" 2>&1 | tee "$OUT/record.log" ;;
-    bench)    $PY -m launchlab bench stream 2>&1 | tee "$OUT/bench.log" ;;
+    compare)  $PY tools/compare_recordings.py "$OUT/rec" 2>&1 | tee "$OUT/compare.log" ;;
+    bench)    $PY -m launchlab bench stream rms kda 2>&1 | tee "$OUT/bench.log" ;;
     sanitize) compute-sanitizer --tool memcheck --error-exitcode 3 $PY -m launchlab selftest 2>&1 | tail -25 | tee "$OUT/sanitize.log" ;;
     tests)    $PY -m pytest -q tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
@@ -23,4 +24,4 @@ for stage in "$@"; do
 done
 echo "==== summary"
 printf '%s\n' "${status[@]}"
-[ -d "$OUT/rec" ] && LAUNCHLAB_DATA="$OUT/rec" $PY -m launchlab summary 2>&1 | tail -12
+ls "$OUT"/rec/*.json >/dev/null 2>&1 && $PY -m launchlab summary --data "$OUT/rec" 2>&1 | tail -12

@@ -4,7 +4,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from launchlab import floatbits, frontier, kernels, mode, rmsnorm, widgets
+from launchlab import floatbits, frontier, kernels, launch, mode, rmsnorm, widgets
 
 
 # ------------------------------------------------------------------ float32 emulation primitives
@@ -41,26 +41,38 @@ def test_block_sum_is_the_xor_tree():
 
 # ------------------------------------------------------------------ plans and refusals (before any launch)
 def test_plans_follow_gates_width_and_alignment(clean_gates, monkeypatch):
-    x = np.zeros(7168 + 4, np.float32)
-    a = x[:7168]
-    assert rmsnorm.plan(7168, a, a, a) == rmsnorm.Plan("rms_norm_wide<true>", 1024, True, 128)
-    assert rmsnorm.plan(2048, a[:2048], a[:2048], a[:2048]).block == 512
-    assert rmsnorm.plan(7168, x[1:7169], a, a).expr == "rms_norm_wide<false>"        # misaligned view
-    b = np.zeros(7166, np.float32)
-    assert rmsnorm.plan(7166, b, b, b).expr == "rms_norm_wide<false>"               # n % 4 != 0
-    assert rmsnorm.plan(7166, b, b, b, block=128).expr == "rms_norm_f32"            # stays on the original
-    assert rmsnorm.plan(7168, a, a, a, reduce="wide").reduce_threads == 1024
+    """Geometry from the shape: the width and one alignment flag, no arrays."""
+    assert rmsnorm.plan(7168) == rmsnorm.Plan("rms_norm_wide<true>", 1024, True, 128)
+    assert rmsnorm.plan(2048).block == 512
+    assert rmsnorm.plan(7168, aligned=False).expr == "rms_norm_wide<false>"          # misaligned view
+    assert rmsnorm.plan(7166).expr == "rms_norm_wide<false>"                         # n % 4 != 0
+    assert rmsnorm.plan(7166, block=128).expr == "rms_norm_f32"                      # stays on the original
+    assert rmsnorm.plan(7168, reduce="wide").reduce_threads == 1024
     monkeypatch.setenv("LAUNCHLAB_RMS_WIDE", "0")
-    assert rmsnorm.plan(7168, a, a, a).expr == "rms_norm_f32"
-    assert rmsnorm.plan(7168, a, a, a).bytes_in_flight == 512
-    assert rmsnorm.plan(7168, a, a, a, wide=True).bytes_in_flight == 16384
+    assert rmsnorm.plan(7168).expr == "rms_norm_f32"
+    assert rmsnorm.plan(7168).bytes_in_flight == 512
+    assert rmsnorm.plan(7168, wide=True).bytes_in_flight == 16384
+
+
+def test_alignment_is_read_off_the_arrays_by_the_launcher():
+    x = np.zeros(7168 + 8, np.float32)
+    off = (-launch.address(x) % 16) // 4            # numpy allocations are 4-byte aligned at least
+    a, b = x[off:off + 7168], x[off + 1:off + 1 + 7168]
+    assert launch.aligned16(a, a) and not launch.aligned16(a, b)
+    assert rmsnorm.plan(7168, launch.aligned16(a, a, a)).expr == "rms_norm_wide<true>"
+    assert rmsnorm.plan(7168, launch.aligned16(a, b, a)).expr == "rms_norm_wide<false>"
+
+
+@pytest.mark.parametrize("n", [0, -4, 2.5, True])
+def test_bad_widths_refused_by_the_plan(n):
+    with pytest.raises(rmsnorm.RMSNormError, match="positive integer"):
+        rmsnorm.plan(n)
 
 
 @pytest.mark.parametrize("block", [64, 100, 2048, 96])
 def test_bad_blocks_refused(block):
-    a = np.zeros(4096, np.float32)
     with pytest.raises(rmsnorm.RMSNormError, match="128 to 1024"):
-        rmsnorm.plan(4096, a, a, a, block=block, wide=True)
+        rmsnorm.plan(4096, block=block, wide=True)
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -108,39 +120,39 @@ def rec():
 @pytest.mark.parametrize("n", rmsnorm.WIDTHS)
 def test_recorded_byte_identity_and_emulation(rec, n):
     c = rec.identity_at(n)
-    assert c["rows"] >= 10000 and c["wide_identical"] and c["ss_wide_identical"]
-    assert c["emulation_ss_matches_gpu"] == {"narrow": c["rows"], "wide": c["rows"]}
-    assert c["apply_emulation_matches_gpu"]
-    assert max(c["max_rel_err_vs_float64"].values()) < 1e-6
+    assert c.rows >= 10000 and c.wide_identical and c.ss_wide_identical
+    assert c.ss_rows_emulated("narrow") == c.ss_rows_emulated("wide") == c.rows
+    assert c.apply_emulation_matches_gpu
+    assert max(c.max_rel_err_vs_float64.values()) < 1e-6
     # the widened reduction: ss moves on some rows, the output on fewer (rsqrtf absorbs some), by ~1e-7
-    assert 0 < c["reduce_out_rows_changed"] <= c["reduce_inv_rows_changed"] <= c["reduce_ss_rows_changed"] < c["rows"]
-    assert 1e-8 < c["reduce_out_max_rel_change"] < 1e-6
+    assert 0 < c.reduce_out_rows_changed <= c.reduce_inv_rows_changed <= c.reduce_ss_rows_changed < c.rows
+    assert 1e-8 < c.reduce_out_max_rel_change < 1e-6
 
 
 @pytest.mark.parametrize("n", [2048, 7168])
 def test_emulation_reproduces_recorded_gpu_bits_here(rec, n):
     c = rec.identity_at(n)
     k = 128
-    xs = rmsnorm.rows(c["seed"], n, k)
-    assert floatbits.bits(rmsnorm.emulate_ss(xs, n)).tolist() == c["ss_bits"]["original"][:k]
-    wide = rmsnorm.emulate_ss(xs, n, c["plans"]["wide_reduce"]["reduce_threads"])
-    assert floatbits.bits(wide).tolist() == c["ss_bits"]["wide_reduce"][:k]
+    xs = rmsnorm.rows(c.seed, n, k)
+    assert floatbits.bits(rmsnorm.emulate_ss(xs, n)).tolist() == c.gpu_ss_bits("original")[:k].tolist()
+    wide = rmsnorm.emulate_ss(xs, n, c.plan("wide_reduce").reduce_threads)
+    assert floatbits.bits(wide).tolist() == c.gpu_ss_bits("wide_reduce")[:k].tolist()
 
 
 def test_recorded_fallbacks_are_exact(rec):
     assert len(rec.fallback) >= 4
     for f in rec.fallback:
-        assert f["identical"]
-        assert f["vec"] == (f["n"] % 4 == 0 and f["offset_floats"] % 4 == 0)
+        assert f.identical
+        assert f.vec == (f.n % 4 == 0 and f.offset_floats % 4 == 0)
 
 
 def test_recorded_speed(rec):
     """Goal: widened >= 20% faster than the original at 7168, and faster than CuPy array ops everywhere."""
     t = rec.times(7168)
-    assert t["wide"].median <= 0.8 * t["original"].median
+    assert t.wide.median <= 0.8 * t.original.median
     for n in rmsnorm.WIDTHS:
         tt = rec.times(n)
-        assert tt["wide"].median < tt["original"].median < tt["cupy"].median
+        assert tt.wide.median < tt.original.median < tt.cupy.median
     assert rec.abba.order == ["A", "B", "B", "A", "A", "B"] and rec.abba.ratio() < 0.8
 
 
@@ -164,3 +176,11 @@ def test_rms_explorer(rec):
     assert "width 4096" in ex.shown and "at block 256" in ex.shown and "recorded" in ex.shown
     r = ex.update(7168, 1024)
     assert r["original_in_flight"] == 512 and r["wide_in_flight"] == 16384
+    assert r["wide_us"] == rec.times(7168).wide_blocks[1024].median and r["source"] == "recorded"
+
+
+def test_headline_figures(rec):
+    h = rmsnorm.headline(rec)
+    t = rec.times(7168)
+    assert h["rms_speedup_7168"] == t.original.median / t.wide.median > 1.25
+    assert h["rms_wide_byte_identical_all_widths"] is True and h["rms_fallbacks_byte_identical"] is True

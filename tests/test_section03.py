@@ -1,11 +1,11 @@
-"""§3/§5: the KDA decode step -- plans and refusals before launch, the float64 reference, diagnose(), the
-audit, and the H200 recording's claims."""
+"""§3: the KDA decode step -- plans and refusals before launch, the float64 reference, diagnose(), and the
+H200 recording's claims."""
 import statistics
 
 import numpy as np
 import pytest
 
-from launchlab import audit, bandwidth, diagnosis, kda, kernels, mode, recordings, timing, widgets
+from launchlab import bandwidth, diagnosis, instruments, kda, kernels, mode, widgets
 
 
 # ------------------------------------------------------------------ plans and refusals
@@ -94,61 +94,62 @@ def test_diagnose_synthetic_cases():
 def test_diagnose_the_recorded_h200_data():
     d = kda.recorded()
     copy_tbs = bandwidth.recorded().copy_tbs
-    ins = recordings.load("device").data["instruments"]
-    graph_launch = timing.Timing.from_dict(ins["graph"]).median
-    events_launch = timing.Timing.from_dict(ins["events"]).median
-    base = timing.Timing.from_dict(d["diag"]["baseline"])
-    tiled = timing.Timing.from_dict(d["diag"]["tiled"])
+    dev = instruments.recorded()
+    base, tiled = d.diag.baseline, d.diag.tiled
     assert base.n >= 10 and tiled.n >= 10
-    assert diagnosis.diagnose(d["diag"]["bytes_baseline"], base.reps_us, copy_tbs, fixed_us=graph_launch).verdict == "starvation"
-    assert diagnosis.diagnose(d["diag"]["bytes_tiled"], tiled.reps_us, copy_tbs, fixed_us=graph_launch).verdict == "bandwidth-bound"
-    alone = timing.Timing.from_dict(d["contention"]["alone"])
-    contended = timing.Timing.from_dict(d["contention"]["contended"])
-    assert diagnosis.diagnose(d["diag"]["bytes_tiled"], alone.reps_us, copy_tbs, fixed_us=events_launch).verdict == "bandwidth-bound"
-    assert diagnosis.diagnose(d["diag"]["bytes_tiled"], contended.reps_us, copy_tbs, fixed_us=events_launch).verdict == "contention"
-    assert d["contention"]["background"]["still_running_at_end"]
+    assert diagnosis.diagnose(d.diag.bytes_baseline, base.reps_us, copy_tbs,
+                              fixed_us=dev.launch_graph_us).verdict == "starvation"
+    assert diagnosis.diagnose(d.diag.bytes_tiled, tiled.reps_us, copy_tbs,
+                              fixed_us=dev.launch_graph_us).verdict == "bandwidth-bound"
+    alone, contended = d.contention.alone, d.contention.contended
+    assert diagnosis.diagnose(d.diag.bytes_tiled, alone.reps_us, copy_tbs,
+                              fixed_us=dev.launch_events_us).verdict == "bandwidth-bound"
+    assert diagnosis.diagnose(d.diag.bytes_tiled, contended.reps_us, copy_tbs,
+                              fixed_us=dev.launch_events_us).verdict == "contention"
+    assert d.contention.background.still_running_at_end
+
+
+def test_the_ceiling_door_is_the_sweeps_copy():
+    assert bandwidth.CEILING.recorded().tbs == bandwidth.recorded().copy_tbs
 
 
 # ------------------------------------------------------------------ the H200 recording
 @pytest.mark.parametrize("key", ["compare", "compare_96"])
 def test_recorded_byte_identity_and_the_trap(key):
-    c = kda.recorded()[key]
-    for name, r in c["variants"].items():
-        assert r["rel_err_o"] < 1e-5 and r["rel_err_state"] < 1e-5, name      # every arm passes tolerance
-        if r["mode"] == "fma":
-            assert not r["identical_to_baseline"] and r["state_elements_differing"] > 0   # ...the trap moves bytes
+    c = getattr(kda.recorded(), key)
+    for name, r in c.variants.items():
+        assert r.rel_err_o < 1e-5 and r.rel_err_state < 1e-5, name      # every arm passes tolerance
+        if r.mode == "fma":
+            assert not r.identical_to_baseline and r.state_elements_differing > 0   # ...the trap moves bytes
         else:
-            assert r["identical_to_baseline"], name
+            assert r.identical_to_baseline, name
 
 
 def test_recorded_speed_goals():
     d = kda.recorded()
-    base = kda.sweep_point(d, 8, kda.V, "store")[1].median
-    tiled = kda.sweep_point(d, 8, kda.BV_TILED, "rn")[1].median
+    base, tiled = d.baseline(8).timing.median, d.tiled(8).timing.median
     assert base / tiled >= 1.8                                              # value-tiled >= 1.8x the baseline
-    assert timing.ABBA.from_dict(d["abba"]).ratio() < 1 / 1.8
-    fla = statistics.median(d["fla"]["timing"]["reps_us"])
-    assert tiled <= 1.25 * fla and d["fla"]["rel_err_o"] < 1e-5             # within 1.25x of FLA, same answer
+    assert d.abba.ratio() < 1 / 1.8
+    fla = statistics.median(d.fla.timing.reps_us)
+    assert tiled <= 1.25 * fla and d.fla.rel_err_o < 1e-5                   # within 1.25x of FLA, same answer
 
 
 def test_tp_sweep_baseline_collapses_tiled_holds():
     d = kda.recorded()
-    bw = {}
-    for tp in (1, 8):
-        for bv, m in ((kda.V, "store"), (kda.BV_TILED, "rn")):
-            r, t = kda.sweep_point(d, tp, bv, m)
-            bw[(tp, bv)] = r["bytes"] / t.median
-    assert bw[(8, kda.V)] < bw[(1, kda.V)] / 5                              # 96 -> 12 blocks: bandwidth collapses
-    assert bw[(8, kda.BV_TILED)] > 1.5 * bw[(8, kda.V)]
+    assert d.baseline(8).tbs < d.baseline(1).tbs / 5                        # 96 -> 12 blocks: bandwidth collapses
+    assert d.tiled(8).tbs > 1.5 * d.baseline(8).tbs
+    assert d.point(8, kda.V, "store") is d.baseline(8)
+    with pytest.raises(KeyError, match="tp=3"):
+        d.point(3, 32, "rn")
 
 
-# ------------------------------------------------------------------ §5 audit
-def test_audit_finds_the_head_derived_grid_and_lists_the_rest():
-    hits = audit.grep("head")
-    dependent = {(s.file, s.function) for s, hit in hits if hit}
-    assert dependent == {("kda.py", "step")}
-    assert len(hits) >= 8 and {s.file for s, _ in hits} >= {"bandwidth.py", "rmsnorm.py", "waves.py", "kda.py"}
-    assert any(f == "kda_decode.cu" and "blockIdx.y" in t for f, _, t in audit.kernel_axes())
+def test_headline_figures():
+    h = kda.headline(kda.recorded())
+    d = kda.recorded()
+    assert h["kda_tiled_speedup_12h"] == d.diag.baseline.median / d.diag.tiled.median
+    assert h["kda_baseline_blocks_12h"] == 12 and h["kda_tiled_blocks_12h"] == 48
+    assert h["kda_rn_byte_identical"] is True and h["kda_fma_byte_identical"] is False
+    assert 0.5 < h["kda_vs_fla_12h"] < 1.25
 
 
 @pytest.mark.skipif(mode.is_live(), reason="replay values")
@@ -159,4 +160,5 @@ def test_kda_explorer():
     bv.value = 128
     assert "96 heads" in ex.shown and "grid 1 x 96 = 96 blocks" in ex.shown and "73%" in ex.shown
     r = ex.update(8, 32)
-    assert r["blocks"] == 48 and r["sms"] == 48
+    assert r["blocks"] == 48 and r["sms"] == 48 and r["source"] == "recorded"
+    assert r["us"] == kda.recorded().tiled(8).timing.median

@@ -1,0 +1,63 @@
+"""The course's headline figures, read from the recordings: `python -m launchlab summary [--json]`.
+
+One JSON object, one key per section notebook, each figure a plain number or boolean with its unit in its
+name (`_us`, `_tbs`, `_pct`, `_ns`; ratios and counts bare). Every section module contributes its own
+`headline()`; the summary reads the committed recordings whatever the mode, so it is the same on a laptop,
+in CI and on a GPU machine.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+from . import audit, bandwidth, instruments, kda, occupancy_probe, rmsnorm, waves
+
+# section notebook -> [(read the recording, its headline figures)]
+SOURCES = {
+    "00": [(instruments.recorded, instruments.headline)],
+    "01": [(bandwidth.recorded, bandwidth.headline), (waves.recorded, waves.headline),
+           (occupancy_probe.recorded, occupancy_probe.headline)],
+    "02": [(rmsnorm.recorded, rmsnorm.headline)],
+    "03": [(kda.recorded, kda.headline)],
+    "05": [(kda.recorded, audit.headline)],
+}
+
+
+def _plain(v):
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, int):
+        return v
+    v = float(v)
+    if not math.isfinite(v):
+        return None
+    return float(f"{v:.4g}") if abs(v) < 1000 else round(v, 1)
+
+
+def figures(data_dir=None) -> dict:
+    """{section: {figure: value}}. A recording that will not load raises RecordingError (naming the fix)."""
+    out: dict[str, dict] = {}
+    for sec, sources in SOURCES.items():
+        figs: dict = {}
+        for load, headline in sources:
+            part = headline(load(data_dir))
+            clash = set(part) & set(figs)
+            if clash:
+                raise ValueError(f"section {sec}: figures {sorted(clash)} are given twice")
+            figs.update({k: _plain(v) for k, v in part.items()})
+        out[sec] = figs
+    return out
+
+
+def as_json(data_dir=None) -> str:
+    return json.dumps(figures(data_dir), indent=1)
+
+
+def table(data_dir=None) -> str:
+    rows = []
+    for sec, figs in figures(data_dir).items():
+        rows.append(f"§{sec}" if sec != "00" else "00 start here")
+        for k, v in figs.items():
+            rows.append(f"  {k:<44} {v}")
+    return "\n".join(rows)
+
