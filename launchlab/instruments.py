@@ -22,10 +22,21 @@ KERNEL = "waves.cu fixed_work, grid 1, block 32, 64 FMA steps"
 
 @dataclass
 class Instruments:
+    """One ~1 us launch read three ways: what a launch costs by itself, per instrument."""
     events_naive: Timing
     events: Timing
     graph: Timing
     kernel: str
+
+    @property
+    def launch_graph_us(self) -> float:
+        """The fixed cost of one launch replayed in a CUDA graph (median)."""
+        return self.graph.median
+
+    @property
+    def launch_events_us(self) -> float:
+        """The fixed cost of one launch timed alone with events behind a spin (median)."""
+        return self.events.median
 
 
 @dataclass
@@ -53,24 +64,30 @@ class DeviceData:
 
     @property
     def launch_graph_us(self) -> float:
-        """The fixed cost of one launch replayed in a CUDA graph (median)."""
-        return self.instruments.graph.median
+        return self.instruments.launch_graph_us
 
     @property
     def launch_events_us(self) -> float:
-        """The fixed cost of one launch timed alone with events behind a spin (median)."""
-        return self.instruments.events.median
+        return self.instruments.launch_events_us
 
 
-def measure() -> DeviceData:
-    import cupy as cp
-
+def measure_instruments() -> Instruments:
+    """The three readings of one ~1 us launch, now (a second or two)."""
     w = waves.WaveKernels(max_grid=64)
     launch_one = lambda: w.launch_work(1, 1, 32, iters=64)       # noqa: E731 - a ~1-2 us kernel
     naive = timing.events(launch_one, reps=50, warmup=10, preroll_us=0,
                           label="events around one launch, GPU idle before it")
     ev = timing.events(launch_one, reps=50, warmup=10, label="events around one launch, behind a GPU spin")
     gr = timing.graph(launch_one, launches=327, reps=20, label="CUDA graph of 327 launches, per launch")
+    return Instruments(naive, ev, gr, KERNEL)
+
+
+def measure() -> DeviceData:
+    """The GPU's properties, the instruments, and every kernel's registers as loaded and as compiled offline
+    (this compiles every family twice: most of a minute)."""
+    import cupy as cp
+
+    ins = measure_instruments()
     cp.cuda.Device().synchronize()
     regs = {}
     for fam, exprs in kernels.FAMILIES.items():
@@ -84,7 +101,7 @@ def measure() -> DeviceData:
             except kernels.KernelError as err:   # this machine's NVRTC gave no ptxas report: say so
                 row.offline_error = str(err)
             regs[f"{fam}:{e}"] = row
-    return DeviceData(hardware.from_device(), Instruments(naive, ev, gr, KERNEL), regs, "live")
+    return DeviceData(hardware.from_device(), ins, regs, "live")
 
 
 def _parse(d: dict, source: str) -> DeviceData:
@@ -97,6 +114,15 @@ DOOR: Door[DeviceData] = Door("GPU properties and timing instruments", "device",
                               measure, _parse, recordings.encode)
 data = DOOR.data
 recorded = DOOR.recorded
+
+LAUNCH_COSTS: Door[Instruments] = Door("launch costs", "device", ("waves", "spin"), measure_instruments,
+                                       lambda d, src: recordings.decode(Instruments, d["instruments"]))
+
+
+def launch_costs() -> Instruments:
+    """What one launch costs per instrument (live: measured now, in a second or two; replay: the device
+    recording's), for other sections' floors: a µs kernel cannot beat the cost of being launched."""
+    return LAUNCH_COSTS.data()
 
 
 def headline(d: DeviceData) -> dict:

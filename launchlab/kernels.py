@@ -502,20 +502,20 @@ def show(family: str, expr: str, block: int | None = None) -> Source:
     name = expr.split("<")[0].strip()
     args = [a.strip() for a in expr[len(name):].strip("<> ").split(",")] if "<" in expr else []
     chunks = [c for i, p in enumerate(files(family)) for c in _chunks(p, i)]
-    kernel = next((c for c in chunks if c.is_global and c.has_body and name in c.names), None)
-    if kernel is None:
+    body = next((c for c in chunks if c.is_global and c.has_body and name in c.names), None)
+    if body is None:
         raise KernelError(f"no __global__ {name} with a body in kernels/{family}.cu")
     params = []
-    m = re.search(r"template\s*<([^>]*)>", re.sub(r"//[^\n]*", "", kernel.text))
+    m = re.search(r"template\s*<([^>]*)>", re.sub(r"//[^\n]*", "", body.text))
     if m:
         params = [p.split()[-1] for p in m.group(1).split(",") if p.strip()]
     defs = {}
     for c in chunks:
-        if c is kernel or (c.is_global and not c.has_body):
+        if c is body or (c.is_global and not c.has_body):
             continue
         for nm in c.names:
             defs.setdefault(nm, []).append(c)
-    used, todo = [], [kernel]
+    used, todo = [], [body]
     while todo:
         c = todo.pop()
         for ident in set(_IDENT.findall(re.sub(r"//[^\n]*", "", c.text))):
@@ -523,7 +523,7 @@ def show(family: str, expr: str, block: int | None = None) -> Source:
                 if d not in used:
                     used.append(d)
                     todo.append(d)
-    parts = sorted(used, key=lambda c: c.order) + [kernel]
+    parts = sorted(used, key=lambda c: c.order) + [body]
     code = ""
     for prev, part in zip([None] + parts, parts):
         one_liner = lambda c: c is not None and c.text.startswith("#") and "\n" not in c.text   # noqa: E731

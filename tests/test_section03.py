@@ -109,8 +109,9 @@ def test_diagnose_the_recorded_h200_data():
     assert d.contention.background.still_running_at_end
 
 
-def test_the_ceiling_door_is_the_sweeps_copy():
+def test_the_ceiling_and_launch_cost_doors_read_the_same_recordings():
     assert bandwidth.CEILING.recorded().tbs == bandwidth.recorded().copy_tbs
+    assert instruments.LAUNCH_COSTS.recorded() == instruments.recorded().instruments
 
 
 # ------------------------------------------------------------------ the H200 recording
