@@ -373,6 +373,22 @@ def kernel(family: str, expr: str) -> Kernel:
     return k
 
 
+def compiled_resources(family: str, expr: str) -> tuple[Resources, str]:
+    """(resources, where they come from) of one variant: ptxas's report from the NVRTC compile; on a GPU
+    machine whose NVRTC gives no ptxas report (the H200 image's 13.0, at times), the loaded kernel's
+    attributes, with spills unknown (-1)."""
+    b = compile_offline(family)
+    try:
+        return b.resources_of(expr), f"compiled by NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]} for sm_90"
+    except KernelError:
+        if not mode.is_live():
+            raise
+    k = kernel(family, expr)
+    r = Resources(b.lowered.get(expr, expr), k.registers, k.smem_static,
+                  int(k.attributes.get("local_size_bytes", 0)), -1, -1, 0)
+    return r, f"as loaded by the driver (NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]} here gives no ptxas report)"
+
+
 # ---------------------------------------------------------------- the source of one variant, on the page
 @dataclass
 class _Chunk:
@@ -528,18 +544,7 @@ def show(family: str, expr: str, block: int | None = None) -> Source:
     for prev, part in zip([None] + parts, parts):
         one_liner = lambda c: c is not None and c.text.startswith("#") and "\n" not in c.text   # noqa: E731
         code += ("\n" if one_liner(prev) and one_liner(part) else "\n\n" if prev is not None else "") + part.text
-    b = compile_offline(family)
-    try:
-        r = b.resources_of(expr)
-        origin = f"compiled by NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]} for sm_90"
-    except KernelError:
-        if not mode.is_live():
-            raise
-        k = kernel(family, expr)          # an NVRTC without a ptxas report (the H200 image's): ask the driver
-        r = Resources(b.lowered.get(expr, expr), k.registers, k.smem_static,
-                      int(k.attributes.get("local_size_bytes", 0)), -1, -1, 0)
-        origin = (f"as loaded by the driver (NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]} here gives no "
-                  f"ptxas report)")
+    r, origin = compiled_resources(family, expr)
     occ = ""
     if block is not None:
         occ = f"at block {block}: " + occupancy.occupancy(block, r.registers, r.smem_static).describe()
