@@ -214,7 +214,7 @@ def measure() -> Sweep:
     s = measure_sweep(variants=VARIANTS, progress=Progress("stream sweep"))
     sr = StreamRead()
     s.references = {f"{v}x{u}": sr.check_reference(g, b, v, u)
-                    for (v, u) in ((1, 1), (4, 1), (1, 4), (4, 4)) for (g, b) in ((1, 128), (37, 256))}
+                    for (v, u) in VARIANTS for (g, b) in ((1, 128), (37, 256))}
     return s
 
 

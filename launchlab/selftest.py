@@ -55,12 +55,10 @@ def _below(err: float, tol: float) -> str:
 
 
 # ------------------------------------------------------------------ §1 streaming read
-for _vec in (1, 4):
-    for _unroll in (1, 4):
-        for _grid, _block in ((1, 128), (37, 256), (300, 1024)):
-            check("01", f"stream_read<{_vec},{_unroll}>-grid{_grid}-block{_block}")(
-                lambda v=_vec, u=_unroll, g=_grid, b=_block:
-                _below(_reader().check_reference(g, b, v, u, n=1 << 18), TOL))
+for _vec, _unroll in bandwidth.VARIANTS:
+    for _grid, _block in ((1, 128), (37, 256), (300, 1024)):
+        check("01", f"stream_read<{_vec},{_unroll}>-grid{_grid}-block{_block}")(
+            lambda v=_vec, u=_unroll, g=_grid, b=_block: _below(_reader().check_reference(g, b, v, u, n=1 << 18), TOL))
 
 
 @check("01", "stream_read-misaligned-view-refused-then-works")
