@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: setup lab test test-unit test-notebooks course record bench clean
+.PHONY: setup lab test test-unit test-notebooks test-browser course notebooks record bench clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ test-notebooks: setup
 ## make course: execute every notebook headless into HTML under build/course
 course: setup
 	$(BIN)/python -m launchlab course --out build/course
+
+## make test-browser: every notebook in JupyterLab in Debian's Chromium: run all, move every widget
+test-browser: setup
+	$(BIN)/python tests/browser/run_browser.py
+
+## make notebooks: re-execute every notebook in place in replay mode (the outputs that are committed)
+notebooks: setup
+	$(BIN)/python -m launchlab course --refresh
 
 ## make record: on a GPU machine, re-measure everything the notebooks show into data/recordings
 record: setup

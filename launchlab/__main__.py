@@ -12,6 +12,7 @@
                              so compute-sanitizer can run it whole)
   bench [stream|rms|kda ...] ratios measured side by side in one run, ABBA where two arms compete (live)
   course [--out DIR]         execute every notebook headless into HTML
+  course --refresh [NAME ...]  re-execute notebooks in place in replay: the outputs that are committed
 
 The CLI imports a command's modules only when that command runs (the one place the package imports
 inside functions), so `gates` or `summary` never load matplotlib or CuPy.
@@ -102,7 +103,7 @@ def _bench(args) -> int:
 
 def _course(args) -> int:
     from . import course
-    return course.build(args.out)
+    return course.refresh(args.names) if args.refresh else course.build(args.out)
 
 
 def main(argv=None) -> int:
@@ -134,6 +135,8 @@ def main(argv=None) -> int:
     b.set_defaults(fn=_bench)
     co = sub.add_parser("course")
     co.add_argument("--out", default="build/course")
+    co.add_argument("--refresh", action="store_true", help="re-execute notebooks in place (replay) instead")
+    co.add_argument("names", nargs="*", help="with --refresh: only notebooks whose name contains one of these")
     co.set_defaults(fn=_course)
     args = p.parse_args(argv)
     return args.fn(args)

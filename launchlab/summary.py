@@ -3,14 +3,18 @@
 One JSON object, one key per section notebook, each figure a plain number or boolean with its unit in its
 name (`_us`, `_tbs`, `_pct`, `_ns`; ratios and counts bare). Every section module contributes its own
 `headline()`; the summary reads the committed recordings whatever the mode, so it is the same on a laptop,
-in CI and on a GPU machine.
+in CI and on a GPU machine. "browser" is read from the last `make test-browser` report
+(data/browser/report.json, kept in the repo).
 """
 from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 from . import audit, bandwidth, instruments, kda, occupancy_probe, rmsnorm, waves
+
+BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
 # section notebook -> [(read the recording, its headline figures)]
 SOURCES = {
@@ -46,6 +50,10 @@ def figures(data_dir=None) -> dict:
                 raise ValueError(f"section {sec}: figures {sorted(clash)} are given twice")
             figs.update({k: _plain(v) for k, v in part.items()})
         out[sec] = figs
+    if BROWSER_REPORT.exists():
+        r = json.loads(BROWSER_REPORT.read_text())
+        out["browser"] = {"notebooks": r["notebooks"], "widgets_moved": r["widgets_moved"],
+                          "console_errors": r["console_errors"], "notebooks_failed": len(r["failed"])}
     return out
 
 

@@ -5,19 +5,78 @@ output area that shows a text line and a figure. A subclass gives its controls a
 returns (text, figure); its plain `update(...)` computes what the widgets show and is tested in tests/
 without a browser. The chosen point is marked the same way on every figure (plots.mark_chosen).
 
+Before the cell runs (a notebook opened untrusted, or read on a web page) an explorer shows a static preview:
+the figure of its first position with the explorer's text line and a "run the cell to explore" note, as a PNG
+beside the widget in the same output (`ExplorerView`). JupyterLab renders a widget only for a trusted output of
+a running kernel, and falls back to the PNG otherwise, so nothing disconnected ever looks live.
+
 Which number a slider shows is the section's door's business (`bandwidth.point`, `waves.point`,
 `rmsnorm.point`, `kda.point`): relaunched now in live mode, the recorded H200 point in replay, where the
 sliders offer only recorded positions. The explorers never ask which mode they are in.
 """
 from __future__ import annotations
 
+import base64
+import html
+import io
+import textwrap
+
+import ipywidgets
 import matplotlib.pyplot as plt
 
 from . import bandwidth, kda, occupancy, plots, rmsnorm, waves
 
 
+WRAP = 110          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
+TEXT_STYLE = ('<pre class="launchlab-explorer-text" style="white-space: pre-wrap; word-break: normal; '
+              'overflow-wrap: normal; margin: 0 0 4px 0; font-size: 12px">')
+
+
+def wrap(text: str, width: int = WRAP) -> str:
+    return "\n".join(textwrap.fill(line, width, subsequent_indent="  ") if line else line
+                     for line in text.splitlines())
+
+
+def figure_png(fig, dpi: int = 80) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def preview_png(text: str, fig) -> bytes:
+    """The static preview: the explorer's figure with its text line above and a note below, as a PNG."""
+    top = 0.03 * (wrap(text, 100).count("\n") + 1)
+    fig.text(0.01, 1.0 + top, wrap(text, 100), va="top", ha="left", fontsize=8, family="monospace",
+             transform=fig.transFigure)
+    fig.text(0.01, -0.02, "Static preview of the first position. Run the cell to move the sliders (live on a "
+             "GPU each position relaunches the kernel; in replay it shows the H200 recording).", va="top", ha="left", fontsize=8,
+             style="italic", color="#555555", transform=fig.transFigure)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=72, bbox_inches="tight")
+    return buf.getvalue()
+
+
+class ExplorerView(ipywidgets.VBox):
+    """The explorer's widget, displayed with a static PNG preview beside it in the same output: a front end
+    that can render the live widget does; one that cannot (untrusted, a web page) shows the preview."""
+
+    def __init__(self, children, preview: bytes = b"", preview_text: str = "", **kw):
+        super().__init__(children, **kw)
+        self._preview, self._preview_text = preview, preview_text
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        if self._preview:
+            bundle["image/png"] = base64.b64encode(self._preview).decode()
+            bundle["text/plain"] = ("Explorer (static preview of its first position; run the cell to explore):\n"
+                                    + self._preview_text)
+        return bundle
+
+
 class Explorer:
-    """The shared panel: controls in a wrapping row above one output area (text line, then figure)."""
+    """The shared panel: controls in a wrapping row (or a column) above one output area (text, then figure)."""
+
+    stack = False            # controls in a column, each full width (for several fine sliders)
 
     def __init__(self):
         self.shown = ""          # the text the explorer shows now
@@ -28,30 +87,51 @@ class Explorer:
     def render(self, **values) -> tuple[str, object]:
         raise NotImplementedError
 
-    def _show(self, out, text: str, fig) -> None:
-        from IPython.display import display
+    def _show(self, out, text: str, fig, close: bool = True) -> None:
+        from IPython.display import HTML, Image, display
         self.shown = text
+        # the figure is rendered here, to PNG bytes, rather than handed to the inline backend: after an HTML
+        # display in the same output, the backend's rendering from a widget callback came out blank (seen in
+        # JupyterLab 4.6 + ipykernel 7.4; tests/browser checks that every redraw changes the picture)
+        png = figure_png(fig) if fig is not None else None
         with out:
             out.clear_output(wait=True)
-            print(text)
-            if fig is not None:
-                display(fig)
-        if fig is not None:
+            # an HTML block, not print(): the output area breaks plain text mid-word when the window is narrow
+            display(HTML(TEXT_STYLE + html.escape(text) + "</pre>"))
+            if png is not None:
+                display(Image(data=png, format="png"))
+        if fig is not None and close:
             plt.close(fig)
 
+    def values(self) -> dict:
+        return {c.description_key: c.value for c in self._controls}
+
     def redraw(self) -> None:
-        text, fig = self.render(**{c.description_key: c.value for c in self._controls})
+        text, fig = self.render(**self.values())
         self._show(self._out, text, fig)
 
-    def widget(self):
-        import ipywidgets as w
+    def widget(self) -> ExplorerView:
+        w = ipywidgets
         self._controls = self.controls()
         self._out = w.Output()
         for c in self._controls:
             c.observe(lambda *_: self.redraw(), "value")
-        self.redraw()
-        row = w.HBox(self._controls, layout=w.Layout(flex_flow="row wrap"))
-        return w.VBox([row, self._out])
+        text, fig = self.render(**self.values())
+        self._show(self._out, text, fig, close=False)   # displayed (as a PNG) before the preview marks it up
+        preview = preview_png(text, fig)
+        plt.close(fig)
+        rows = self.rows()
+        return ExplorerView(rows + [self._out], preview=preview, preview_text=wrap(text))
+
+    def rows(self) -> list:
+        w = ipywidgets
+        extras = getattr(self, "_extras", {})
+        if self.stack:
+            return [w.HBox([c] + ([extras[id(c)]] if id(c) in extras else [])) for c in self._controls]
+        return [w.HBox(self._controls, layout=w.Layout(flex_flow="row wrap"))]
+
+
+SLIDER = ipywidgets.Layout(min_width="360px", flex="1 1 auto")   # a track a learner can aim at, wrapping when narrow
 
 
 def _control(widget, key: str):
@@ -90,8 +170,27 @@ class BandwidthExplorer(Explorer):
         return self.text(r), plots.bandwidth_vs_grid(self.sweep, mark=(grid, r["tbs"]))
 
 
+def _exact_box(slider, step: int):
+    """A number box beside a fine slider: type an exact value (the slider moves in coarser steps)."""
+    box = ipywidgets.BoundedIntText(value=slider.value, min=slider.min, max=slider.max, step=step,
+                                    layout=ipywidgets.Layout(width="110px"))
+
+    def to_slider(change):
+        if slider.value != change["new"]:
+            slider.value = change["new"]
+
+    def to_box(change):
+        if box.value != change["new"]:
+            box.value = change["new"]
+    box.observe(to_slider, "value")
+    slider.observe(to_box, "value")
+    return box
+
+
 class OccupancyExplorer(Explorer):
     """§1: block size, registers and shared memory -> resident blocks per SM and the limiter."""
+
+    stack = True
 
     def __init__(self, gpu="H200"):
         super().__init__()
@@ -101,14 +200,17 @@ class OccupancyExplorer(Explorer):
         return occupancy.occupancy(block, regs, smem, self.gpu)
 
     def controls(self):
-        import ipywidgets as w
-        lay = w.Layout(min_width="320px", flex="1 1 auto")
-        return [_control(w.SelectionSlider(options=list(range(32, 1025, 32)), value=256, description="block",
-                                           continuous_update=False, layout=lay), "block"),
-                _control(w.IntSlider(value=32, min=16, max=255, step=1, description="regs/thread",
-                                     continuous_update=False, layout=lay), "regs"),
-                _control(w.IntSlider(value=0, min=0, max=227 * 1024, step=1024, description="smem B",
-                                     continuous_update=False, layout=lay), "smem")]
+        w = ipywidgets
+        lay = w.Layout(width="640px", max_width="95%")
+        style = {"description_width": "110px"}
+        block = _control(w.SelectionSlider(options=list(range(32, 1025, 32)), value=256, description="block (threads)",
+                                           continuous_update=False, layout=lay, style=style), "block")
+        regs = _control(w.IntSlider(value=32, min=16, max=255, step=8, description="registers/thread",
+                                    continuous_update=False, readout=False, layout=lay, style=style), "regs")
+        smem = _control(w.IntSlider(value=0, min=0, max=227 * 1024, step=4096, description="shared mem (B)",
+                                    continuous_update=False, readout=False, layout=lay, style=style), "smem")
+        self._extras = {id(regs): _exact_box(regs, 1), id(smem): _exact_box(smem, 128)}
+        return [block, regs, smem]
 
     def render(self, block, regs, smem):
         o = self.update(block, regs, smem)
@@ -192,7 +294,7 @@ class RMSExplorer(Explorer):
         import ipywidgets as w
         return [_control(w.Dropdown(options=self.data.widths, value=7168, description="width"), "n"),
                 _control(w.SelectionSlider(options=self.data.blocks, value=1024, description="block",
-                                           continuous_update=False), "block")]
+                                           continuous_update=False, layout=SLIDER), "block")]
 
     def render(self, n, block):
         r = self.update(n, block)
@@ -223,7 +325,7 @@ class KDAExplorer(Explorer):
         import ipywidgets as w
         return [_control(w.Dropdown(options=[1, 2, 4, 8], value=8, description="tp"), "tp"),
                 _control(w.SelectionSlider(options=[16, 32, 64, 128], value=32, description="BV",
-                                           continuous_update=False), "bv")]
+                                           continuous_update=False, layout=SLIDER), "bv")]
 
     def render(self, tp, bv):
         r = self.update(tp, bv)

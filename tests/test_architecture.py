@@ -153,3 +153,18 @@ def test_cli_help_lists_every_command_and_only_those():
     readme = (ROOT / "README.md").read_text()
     for c in parser_cmds:
         assert f"launchlab {c}" in readme or f"make {c}" in readme, c
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_notebooks_open_clean_and_show_a_preview_before_running(nb):
+    """The installed kernel's display name (so JupyterLab does not open the notebook modified), no stored
+    widget state (no disconnected view that looks live), and every explorer's saved output carries a PNG
+    preview beside the widget view (what an untrusted notebook or a web page shows)."""
+    d = json.loads(nb.read_text())
+    assert d["metadata"]["kernelspec"]["display_name"] == "Python 3 (ipykernel)"
+    assert "widgets" not in d["metadata"]
+    for c in d["cells"]:
+        if c["cell_type"] == "code" and ".widget()" in "".join(c["source"]):
+            bundles = [o.get("data", {}) for o in c["outputs"]]
+            assert any("application/vnd.jupyter.widget-view+json" in b and "image/png" in b for b in bundles), \
+                f"{nb.name}: an explorer cell was saved without its preview"

@@ -20,7 +20,7 @@ def figs():
 
 
 def test_one_object_keyed_by_section(figs):
-    assert list(figs) == ["00", "01", "02", "03", "05"]
+    assert list(figs) == ["00", "01", "02", "03", "05", "browser"]
 
 
 @pytest.mark.parametrize("key", ["01.copy_ceiling_tbs", "01.peak_read_tbs", "02.rms_speedup_7168",
@@ -57,3 +57,17 @@ def test_a_broken_recording_fails_loudly(tmp_path):
     p = subprocess.run([sys.executable, "-m", "launchlab", "summary", "--json", "--data", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 1 and "no recording 'device'" in p.stderr and "launchlab record device" in p.stderr
+
+
+def test_the_kept_browser_report_is_a_passing_run_over_every_notebook(figs):
+    """data/browser/report.json is rewritten by every whole `make test-browser`; the one kept must cover every
+    notebook, have moved every widget it found, and seen no console error."""
+    from launchlab import course
+    report = json.loads(summary.BROWSER_REPORT.read_text())
+    assert {r["notebook"] for r in report["results"]} == {p.name for p in course.notebooks()}
+    assert report["failed"] == [] and report["console_errors"] == 0
+    with_widgets = [r for r in report["results"] if r.get("explorers")]
+    assert with_widgets and all(r["widgets_moved"] >= r["explorers"] for r in with_widgets)
+    assert all(w >= 200 for r in report["results"] for w in r.get("slider_track_px", []))
+    assert figs["browser"] == {"notebooks": report["notebooks"], "widgets_moved": report["widgets_moved"],
+                               "console_errors": 0, "notebooks_failed": 0}

@@ -46,12 +46,17 @@ def test_moving_the_sliders_redraws():
     assert "grid 133 at 1 block(s)/SM = 2 wave(s) of 132" in ex.shown
 
     ex = widgets.OccupancyExplorer()
-    block, regs, smem = ex.widget().children[0].children
+    view = ex.widget()
+    (block,), (regs, regs_box), (smem, smem_box) = (row.children for row in view.children[:3])
     regs.value = 64
     block.value = 96
-    assert "10 blocks/SM" in ex.shown and "limited by registers" in ex.shown
+    assert "10 blocks/SM" in ex.shown and "limited by registers" in ex.shown and regs_box.value == 64
     smem.value = 100 * 1024
     assert "2 blocks/SM" in ex.shown and "limited by shared memory" in ex.shown
+    smem_box.value = 100 * 1024 + 128         # an exact value typed into the box moves the slider and redraws
+    assert smem.value == 100 * 1024 + 128 and f"{100 * 1024 + 128} B smem" in ex.shown
+    regs_box.value = 65
+    assert regs.value == 65 and "65 regs/thread" in ex.shown
 
 
 def test_every_explorer_marks_the_chosen_point_the_same_way():
@@ -69,3 +74,22 @@ def test_every_explorer_marks_the_chosen_point_the_same_way():
         assert len(marks) == 1, type(ex).__name__
         assert text
         plt.close(fig)
+
+
+def test_an_explorer_carries_a_static_preview_for_front_ends_that_cannot_run_it():
+    """Untrusted or on a web page, the PNG shows: the first position's figure, its text and a run-me note."""
+    import base64
+    view = widgets.BandwidthExplorer(bandwidth.recorded()).widget()
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    png = base64.b64decode(bundle["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000
+    assert "run the cell to explore" in bundle["text/plain"] and "grid 12 x block 256" in bundle["text/plain"]
+    assert "VBox(" not in bundle["text/plain"]
+
+
+def test_explorer_text_wraps_at_words():
+    long = "block 288, 33 regs/thread, 1024 B smem: 5 blocks/SM (45/64 warps, 70% occupancy), limited by registers; 660 blocks per wave on 132 SMs"
+    lines = widgets.wrap(long).splitlines()
+    assert len(lines) == 2 and all(len(x) <= widgets.WRAP for x in lines)
+    assert " ".join(x.strip() for x in lines) == long
