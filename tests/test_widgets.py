@@ -93,3 +93,15 @@ def test_explorer_text_wraps_at_words():
     lines = widgets.wrap(long).splitlines()
     assert len(lines) == 2 and all(len(x) <= widgets.WRAP for x in lines)
     assert " ".join(x.strip() for x in lines) == long
+
+
+def test_a_notebook_read_on_a_web_page_shows_each_explorer_as_a_picture():
+    """nbconvert's HTML (what a web page shows) falls back to the preview PNG: no `VBox(...)` text."""
+    import re
+    from pathlib import Path
+    from nbconvert import HTMLExporter
+    html, _ = HTMLExporter().from_filename(str(Path(__file__).resolve().parent.parent / "notebooks" / "01_the_arithmetic.ipynb"))
+    assert "VBox(children" not in html and "HBox(children" not in html
+    for name in ("BandwidthExplorer", "WaveExplorer", "OccupancyExplorer"):
+        i = html.index(name)
+        assert re.search(r'<img[^>]+src="data:image/png;base64,', html[i:i + 4000]), name

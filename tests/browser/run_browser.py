@@ -115,6 +115,10 @@ JS_TRACEBACKS = """() => [...document.querySelectorAll('.jp-OutputArea-output[da
   .map(e => e.textContent).filter(t => t.includes('Traceback') || t.includes('Error'))"""
 JS_NOTEBOOK_TEXT = """() => { const n = [...document.querySelectorAll('.jp-NotebookPanel')].find(p => !p.classList.contains('lm-mod-hidden'));
   return n ? n.textContent : ''; }"""
+JS_PREVIEWS = """() => { const n = [...document.querySelectorAll('.jp-NotebookPanel')].find(p => !p.classList.contains('lm-mod-hidden'));
+  return [...n.querySelectorAll('.jp-CodeCell')].filter(c => (c.querySelector('.jp-InputArea') || {textContent: ''}).textContent.includes('.widget()'))
+    .map(c => c.querySelectorAll('.jp-OutputArea-output img').length); }"""
+JS_TEXT_WRAP = """() => [...document.querySelectorAll('.launchlab-explorer-text')].map(e => getComputedStyle(e).wordBreak)"""
 JS_EXPLORER = """(el) => { const v = el.closest('.widget-vbox'); if (!v) return null;
   const out = v.querySelector('.widget-output'); if (!out) return null;
   const hash = (s) => { let h = 5381; for (let i = 0; i < s.length; i++) h = ((h * 33) ^ s.charCodeAt(i)) >>> 0; return h; };
@@ -193,6 +197,12 @@ def check_notebook(browser, lab: Lab, nb: Path) -> dict:
         res["problems"].append("an explorer shows as VBox(...) text before the first run")
     if explorers and "run the cell to explore" in before_text.lower():
         res["problems"].append("an explorer shows its text fallback instead of its preview picture")
+    if "Error displaying widget" in before_text:
+        res["problems"].append("an explorer shows 'Error displaying widget' before the first run")
+    previews = page.evaluate(JS_PREVIEWS)
+    res["previews_before_run"] = previews
+    if len(previews) != explorers or not all(previews):
+        res["problems"].append(f"explorers without a preview picture before the first run: {previews}")
     # 2. clear, run all, wait
     menu(page, "Edit", "editmenu:clear-all")
     time.sleep(1)
@@ -232,6 +242,9 @@ def check_notebook(browser, lab: Lab, nb: Path) -> dict:
             res["problems"].append(f"dropdown {i}: the explorer's text and picture did not both change")
             continue
         res["widgets_moved"] += 1
+    breaks = page.evaluate(JS_TEXT_WRAP)
+    if any(b != "normal" for b in breaks):
+        res["problems"].append(f"explorer text may wrap mid-word (word-break {set(breaks)})")
     # 4. slider tracks at 1024 px with the file browser open
     tracks = page.locator(".widget-slider .noUi-target")
     widths = []
