@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import bandwidth, gates, kernels, launch, mode, recordings, timing
+from . import bandwidth, diagnosis, gates, hardware, kernels, launch, mode, occupancy, recordings, timing
 from .door import Door
 from .progress import Progress
 from .recordings import RECORDED
@@ -60,6 +60,15 @@ class Plan:
 
     def bytes_moved(self) -> int:
         return bytes_moved(self.n_head, self.v, self.mode)
+
+
+def geometry(n_head: int, bv: int, mode_: str, gpu="H200") -> diagnosis.Geometry:
+    """Where one step's blocks land: its grid, and how many of its blocks one SM holds (the occupancy
+    calculator, with the kernel's registers: the loaded kernel's live, the NVRTC compile's in replay)."""
+    p = plan(n_head, V, bv, mode_)
+    regs, smem = kernels.resources(FAMILY, p.expr)
+    occ = occupancy.occupancy(p.block, regs, smem, gpu)
+    return diagnosis.Geometry(p.blocks, hardware.spec(gpu).sm_count, occ.blocks_per_sm)
 
 
 def bytes_moved(n_head: int, v: int = V, mode_: str = "store") -> int:

@@ -163,3 +163,37 @@ def test_kda_explorer():
     r = ex.update(8, 32)
     assert r["blocks"] == 48 and r["sms"] == 48 and r["source"] == "recorded"
     assert r["us"] == kda.recorded().tiled(8).timing.median
+
+
+# ------------------------------------------------------------------ robust spread and geometry (issue 9, items 5 and 6)
+def test_one_slow_rep_moves_the_stddev_not_the_robust_spread():
+    reps = [4.42] * 150 + [4.40] * 149 + [925.0]
+    assert diagnosis.robust_spread(reps) < 0.01
+    d = diagnosis.diagnose(3.1e6, reps, 4.27, fixed_us=3.0)
+    assert d.stddev_spread > 1.0 and d.verdict == "bandwidth-bound"
+
+
+def test_the_recorded_contention_is_called_from_its_robust_spread():
+    d = kda.recorded()
+    alone, cont = d.contention.alone, d.contention.contended
+    assert diagnosis.robust_spread(alone.reps_us) < diagnosis.TIGHT < diagnosis.NOISY < diagnosis.robust_spread(cont.reps_us)
+    assert max(cont.reps_us) > 50 * cont.median            # the one rep that blew up the stddev
+
+
+def test_geometry_is_evidence_far_and_tight_on_a_full_grid_is_not_starvation():
+    reps = 87.0 + 0.01 * np.arange(10)
+    starved = diagnosis.diagnose(3.1e6, reps, 3.44, geometry=diagnosis.Geometry(12, 132))
+    assert starved.verdict == "starvation" and any("12 SMs with work (9%)" in r for r in starved.reasons)
+    full = diagnosis.diagnose(3.1e6, reps, 3.44, geometry=diagnosis.Geometry(264, 132, 2))
+    assert full.verdict == "unclear" and any("look inside the block" in r for r in full.reasons)
+    bare = diagnosis.diagnose(3.1e6, reps, 3.44)
+    assert bare.verdict == "starvation" and any("inferred, not checked" in r for r in bare.reasons)
+
+
+def test_kda_geometry_comes_from_the_plan_and_the_calculator():
+    g = kda.geometry(12, kda.V, "store")
+    regs, smem = kernels.resources("kda_decode", kda.plan(12, kda.V, kda.V, "store").expr)
+    from launchlab import occupancy
+    assert g.blocks == 12 and g.sms_with_work == 12
+    assert g.blocks_per_sm == occupancy.occupancy(1024, regs, smem).blocks_per_sm
+    assert kda.geometry(12, kda.BV_TILED, "rn").blocks == 48
