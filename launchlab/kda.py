@@ -491,3 +491,39 @@ def headline(d: KDAData) -> dict:
         if d.fla_96 is not None and d.fla_96.measured:
             out["kda_vs_fla_96h"] = d.tiled(1).timing.median / statistics.median(d.fla_96.timing.reps_us)
     return out
+
+
+# ------------------------------------------------------------------ the lecture's end-to-end numbers (§3, PR #77)
+@dataclass(frozen=True)
+class EndToEnd:
+    """PR #77 as the lecture reports it, at the scored 131,072-token context on 8 H200s (tp = 8)."""
+    kda_share: float = 0.118          # the KDA step's share of all GPU kernel time before the fix
+    ms_before: float = 52.96          # ms per token, main
+    ms_after: float = 49.63           # ms per token, with the value tiles and the write elision
+    tok_s_before: float = 18.88
+    tok_s_after: float = 20.15
+    kernel_us: float = 87.0           # one launch of the starved kernel (its profile)
+
+    @property
+    def kda_ms_before(self) -> float:
+        return self.kda_share * self.ms_before
+
+    @property
+    def kda_ms_after(self) -> float:
+        """If the whole saving came out of the KDA step (the PR changed nothing else)."""
+        return self.kda_ms_before - (self.ms_before - self.ms_after)
+
+    @property
+    def kernel_speedup(self) -> float:
+        return self.kda_ms_before / self.kda_ms_after
+
+    @property
+    def launches_per_token(self) -> float:
+        return self.kda_ms_before * 1000 / self.kernel_us
+
+    def token_gain_from(self, kernel_speedup: float) -> float:
+        """The tok/s gain the same end-to-end share would give at another kernel speed-up (Amdahl)."""
+        return 1 / (1 - self.kda_share + self.kda_share / kernel_speedup) - 1
+
+
+LECTURE_PR77 = EndToEnd()

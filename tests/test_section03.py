@@ -197,3 +197,13 @@ def test_kda_geometry_comes_from_the_plan_and_the_calculator():
     assert g.blocks == 12 and g.sms_with_work == 12
     assert g.blocks_per_sm == occupancy.occupancy(1024, regs, smem).blocks_per_sm
     assert kda.geometry(12, kda.BV_TILED, "rn").blocks == 48
+
+
+def test_the_lectures_end_to_end_numbers_imply_a_kernel_speedup():
+    e = kda.LECTURE_PR77
+    assert e.kda_ms_before == pytest.approx(6.249, abs=1e-3)
+    assert e.kda_ms_after == pytest.approx(6.249 - 3.33, abs=1e-3)
+    assert e.kernel_speedup == pytest.approx(2.14, abs=0.01)
+    assert e.tok_s_after / e.tok_s_before - 1 == pytest.approx(0.067, abs=0.001)
+    assert e.token_gain_from(e.kernel_speedup) == pytest.approx(e.ms_before / e.ms_after - 1, rel=1e-9)
+    assert 70 < e.launches_per_token < 73
