@@ -62,14 +62,6 @@ class DeviceData:
         return {"events, GPU idle before": i.events_naive, "events, behind a GPU spin": i.events,
                 "CUDA graph of 327, per launch": i.graph}
 
-    @property
-    def launch_graph_us(self) -> float:
-        return self.instruments.launch_graph_us
-
-    @property
-    def launch_events_us(self) -> float:
-        return self.instruments.launch_events_us
-
 
 def measure_instruments() -> Instruments:
     """The three readings of one ~1 us launch, now (a second or two)."""
@@ -127,6 +119,6 @@ def launch_costs() -> Instruments:
 
 def headline(d: DeviceData) -> dict:
     return {"sm_count": d.spec.sm_count,
-            "launch_graph_us": d.launch_graph_us,
-            "launch_events_us": d.launch_events_us,
+            "launch_graph_us": d.instruments.launch_graph_us,
+            "launch_events_us": d.instruments.launch_events_us,
             "launch_events_naive_us": d.instruments.events_naive.median}

@@ -94,7 +94,7 @@ def test_diagnose_synthetic_cases():
 def test_diagnose_the_recorded_h200_data():
     d = kda.recorded()
     copy_tbs = bandwidth.recorded().copy_tbs
-    dev = instruments.recorded()
+    dev = instruments.recorded().instruments
     base, tiled = d.diag.baseline, d.diag.tiled
     assert base.n >= 10 and tiled.n >= 10
     assert diagnosis.diagnose(d.diag.bytes_baseline, base.reps_us, copy_tbs,

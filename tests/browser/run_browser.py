@@ -168,9 +168,6 @@ def moved(page, control, action, before, timeout: float = 10) -> dict | None:
         if now and now["complete"] and now["text"] != before["text"] and now["img"] and now["img"] != before["img"]:
             return now
         time.sleep(0.1)
-    if os.environ.get("LAUNCHLAB_BROWSER_DEBUG"):
-        print("    before", before["text"][:90], before["img"], "\n    now   ", now and now["text"][:90],
-              now and now["img"], now and now["complete"])
     if now and (now["text"], now["img"]) != (before["text"], before["img"]):
         return now
     return None
@@ -210,38 +207,34 @@ def check_notebook(browser, lab: Lab, nb: Path) -> dict:
     wait_idle(page)
     time.sleep(2)
     # 3. every slider and dropdown, with its explorer's text and picture
+    def exercise(kind: str, i: int, control, actions) -> None:
+        """Try each action in turn until the explorer redraws; its text and picture must both change."""
+        in_view(page, control)
+        before = explorer_state(control)
+        if before is None:
+            return
+        after = None
+        for act in actions:
+            after = moved(page, control, act, before)
+            if after is not None:
+                break
+        if after is None or after["text"] == before["text"] or after["img"] == before["img"]:
+            res["problems"].append(f"{kind} {i}: text changed {bool(after) and after['text'] != before['text']}, "
+                                   f"picture changed {bool(after) and after['img'] != before['img']}")
+            return
+        res["widgets_moved"] += 1
+
     handles = page.locator(".widget-slider .noUi-handle")
     for i in range(handles.count()):
         h = handles.nth(i)
-        in_view(page, h)
-        before = explorer_state(h)
-        if before is None:
-            continue
-        after = moved(page, h, lambda: (h.focus(), page.keyboard.press("ArrowRight")), before)
-        if after is None:                          # at the top of its range: the other way
-            after = moved(page, h, lambda: (h.focus(), page.keyboard.press("ArrowLeft")), before)
-        if after is None:
-            res["problems"].append(f"slider {i}: the explorer did not redraw")
-            continue
-        if after["text"] == before["text"] or after["img"] == before["img"]:
-            res["problems"].append(f"slider {i}: text changed {after['text'] != before['text']}, "
-                                   f"picture changed {after['img'] != before['img']}")
-        res["widgets_moved"] += 1
+        # right first; at the top of its range, the other way
+        exercise("slider", i, h, [lambda h=h, k=k: (h.focus(), page.keyboard.press(k)) for k in ("ArrowRight", "ArrowLeft")])
     selects = page.locator(".widget-dropdown select")
     for i in range(selects.count()):
         s = selects.nth(i)
-        in_view(page, s)
-        before = explorer_state(s)
-        if before is None:
-            continue
-        options = s.locator("option").all_text_contents()
-        current = s.input_value()
+        options, current = s.locator("option").all_text_contents(), s.input_value()
         target = next(k for k, o in enumerate(options) if o != current and str(k) != current)
-        after = moved(page, s, lambda: s.select_option(index=target), before)
-        if after is None or after["text"] == before["text"] or after["img"] == before["img"]:
-            res["problems"].append(f"dropdown {i}: the explorer's text and picture did not both change")
-            continue
-        res["widgets_moved"] += 1
+        exercise("dropdown", i, s, [lambda s=s, t=target: s.select_option(index=t)])
     breaks = page.evaluate(JS_TEXT_WRAP)
     if any(b != "normal" for b in breaks):
         res["problems"].append(f"explorer text may wrap mid-word (word-break {set(breaks)})")
