@@ -13,7 +13,14 @@
 //                            ss (stride = blockDim.x). Same maths, different association: ss moves by an ulp
 //                            now and then, and so may the output.
 //
-// Variants are picked at launch by LAUNCHLAB_RMS_WIDE and LAUNCHLAB_RMS_REDUCE (launchlab.gates): one build.
+//   ..._chain                the lecture's premise made literal (LAUNCHLAB_RMS_UNROLL=1): the same kernels with
+//                            `#pragma unroll 1` on the narrow reduction and the scalar loops, so a thread has one
+//                            load of x in flight at a time. ptxas otherwise unrolls the constant-stride loops and
+//                            issues many independent loads per thread (kernels.loop_bodies counts them in the
+//                            SASS). Unrolling never reorders a float sum, so every chain arm is byte-identical to
+//                            its unrolled twin.
+//
+// Variants are picked at launch by LAUNCHLAB_RMS_WIDE, _REDUCE and _UNROLL (launchlab.gates): one build.
 // `stats`, when not null, receives ss and inv per row (for the bit-level checks; the timed runs pass null).
 #include "common.cuh"
 
@@ -26,19 +33,47 @@ __device__ __forceinline__ void write_stats(float* stats, int row, float ss, flo
     }
 }
 
-extern "C" __global__ void rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w,
-                                        float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+// The narrow sum of squares: threads 0..127, stride REDUCE_THREADS, one serial sum per thread. The stride is a
+// constant, as in the lecture's kernel, so the compiler may unroll it and keep several loads in flight
+// (CHAIN = false) -- or not (CHAIN = true). Either way each thread adds its elements in the same order.
+template <bool CHAIN>
+__device__ __forceinline__ float sum_squares_narrow(const float* __restrict__ xr, int n) {
+    float acc = 0.0f;
+    if (CHAIN) {
+#pragma unroll 1
+        for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) acc += xr[d] * xr[d];
+    } else {
+        for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) acc += xr[d] * xr[d];
+    }
+    return acc;
+}
+
+// The original: launched with exactly REDUCE_THREADS threads (the host enforces it).
+template <bool CHAIN>
+__device__ __forceinline__ void rms_original(const float* __restrict__ x, const float* __restrict__ w,
+                                             float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
     __shared__ float shm[32];
     const float* xr = x + (long long)blockIdx.x * n;
     float* yr = y + (long long)blockIdx.x * n;
-    // Launched with exactly REDUCE_THREADS threads (the host enforces it). The stride is that constant, as in
-    // the lecture's kernel, so the compiler can unroll and keep several loads in flight per thread.
-    float acc = 0.0f;
-    for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) acc += xr[d] * xr[d];
-    const float ss = block_sum(acc, shm);
+    const float ss = block_sum(sum_squares_narrow<CHAIN>(xr, n), shm);
     const float inv = rsqrtf(ss / (float)n + eps);
     write_stats(stats, blockIdx.x, ss, inv);
-    for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) yr[d] = xr[d] * inv * w[d];
+    if (CHAIN) {
+#pragma unroll 1
+        for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) yr[d] = xr[d] * inv * w[d];
+    } else {
+        for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) yr[d] = xr[d] * inv * w[d];
+    }
+}
+
+extern "C" __global__ void rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w,
+                                        float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+    rms_original<false>(x, w, y, n, eps, stats);
+}
+
+extern "C" __global__ void rms_norm_f32_chain(const float* __restrict__ x, const float* __restrict__ w,
+                                              float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+    rms_original<true>(x, w, y, n, eps, stats);
 }
 
 template <bool VEC>
@@ -62,20 +97,30 @@ __device__ __forceinline__ void apply_wide(const float* __restrict__ xr, const f
     }
 }
 
-template <bool VEC>
-__global__ void rms_norm_wide(const float* __restrict__ x, const float* __restrict__ w,
-                              float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+template <bool VEC, bool CHAIN>
+__device__ __forceinline__ void rms_wide(const float* __restrict__ x, const float* __restrict__ w,
+                                         float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
     __shared__ float shm[32];
     const float* xr = x + (long long)blockIdx.x * n;
     float* yr = y + (long long)blockIdx.x * n;
     float acc = 0.0f;
-    if (threadIdx.x < REDUCE_THREADS) {                     // the REDUCTION stays on 128 threads
-        for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) acc += xr[d] * xr[d];
-    }
+    if (threadIdx.x < REDUCE_THREADS) acc = sum_squares_narrow<CHAIN>(xr, n);   // the REDUCTION stays narrow
     const float ss = block_sum(acc, shm);                   // threads >= 128 add +0.0f: an IEEE identity
     const float inv = rsqrtf(ss / (float)n + eps);
     write_stats(stats, blockIdx.x, ss, inv);
     apply_wide<VEC>(xr, w, yr, n, inv);                     // the APPLY goes wide
+}
+
+template <bool VEC>
+__global__ void rms_norm_wide(const float* __restrict__ x, const float* __restrict__ w,
+                              float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+    rms_wide<VEC, false>(x, w, y, n, eps, stats);
+}
+
+template <bool VEC>
+__global__ void rms_norm_wide_chain(const float* __restrict__ x, const float* __restrict__ w,
+                                    float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+    rms_wide<VEC, true>(x, w, y, n, eps, stats);
 }
 
 template <bool VEC>
@@ -96,3 +141,5 @@ template __global__ void rms_norm_wide<false>(const float*, const float*, float*
 template __global__ void rms_norm_wide<true>(const float*, const float*, float*, int, float, float*);
 template __global__ void rms_norm_wide_reduce<false>(const float*, const float*, float*, int, float, float*);
 template __global__ void rms_norm_wide_reduce<true>(const float*, const float*, float*, int, float, float*);
+template __global__ void rms_norm_wide_chain<false>(const float*, const float*, float*, int, float, float*);
+template __global__ void rms_norm_wide_chain<true>(const float*, const float*, float*, int, float, float*);

@@ -118,13 +118,13 @@ def report(dimension: str) -> str:
 
 
 def headline(kda_data) -> dict:
-    """§5's figures: what sharding heads did to the baseline's grid and time, and what the audit finds."""
+    """§5's figures: what sharding heads did to main's grid and time (cold L2), and what the audit finds."""
     hits = grep("head")
-    b1, b8 = kda_data.baseline(1), kda_data.baseline(8)
-    t1, t8 = kda_data.tiled(1), kda_data.tiled(8)
-    return {"kda_baseline_blocks_tp1": b1.blocks, "kda_baseline_blocks_tp8": b8.blocks,
-            "kda_baseline_us_tp1": b1.timing.median, "kda_baseline_us_tp8": b8.timing.median,
-            "kda_baseline_tbs_tp1": b1.tbs, "kda_baseline_tbs_tp8": b8.tbs,
-            "kda_tiled_tbs_tp8": t8.tbs, "kda_tiled_us_tp1": t1.timing.median,
+    m1, m8 = (kda_data.point(tp, kda_data.V, "store", "walk") for tp in (1, 8))
+    f1, f8 = (kda_data.point(tp, kda_data.bv_tiled, "rn", "walk") for tp in (1, 8))
+    return {"kda_main_blocks_tp1": m1.blocks, "kda_main_blocks_tp8": m8.blocks,
+            "kda_main_cold_us_tp1": m1.cold.median, "kda_main_cold_us_tp8": m8.cold.median,
+            "kda_main_cold_tbs_tp1": m1.tbs_cold, "kda_main_cold_tbs_tp8": m8.tbs_cold,
+            "kda_fix_cold_us_tp1": f1.cold.median, "kda_fix_cold_us_tp8": f8.cold.median,
             "audit_launch_sites": len(hits),
             "audit_sites_grid_from_head": sum(1 for _, hit in hits if hit)}

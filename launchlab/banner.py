@@ -1,7 +1,7 @@
 """The line every notebook prints first: the mode, and the GPU measured now or the recordings replayed."""
 from __future__ import annotations
 
-from . import hardware, mode, provenance, recordings
+from . import hardware, mode, provenance, recorder, recordings
 
 
 def banner(*recording_names: str) -> str:
@@ -19,7 +19,8 @@ def banner(*recording_names: str) -> str:
     for name in recording_names:
         r = recordings.load(name)
         p = r.provenance
-        lines.append(f"      {name}: {p['gpu']} ({p['sm_count']} SMs), recorded {p['date']}, driver "
+        held = ", ".join(d.name for d in recorder.RECORDINGS[name])
+        lines.append(f"      {name} ({held}): {p['gpu']} ({p['sm_count']} SMs), recorded {p['date']}, driver "
                      f"{p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}, "
                      f"kernels {', '.join(sorted(r.kernel_sha))} (sha256 current)")
     return "\n".join(lines)

@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 # Thresholds, and why:
 TIGHT = 0.02        # robust spread at or below 2% is "metronome" regular: the lecture's case is 982 ns of 87 us
                     # (1.1%); a us kernel replayed in a CUDA graph on an idle H200 repeats to 0.1-0.5% here
-NOISY = 0.05        # robust spread above 5% is contention's signature: beside a streaming read the KDA step's
-                    # robust spread rose from 0.5% to 8.8% (notebook 03), alone it never passes 1%
+NOISY = 0.05        # robust spread above 5% is contention's signature: in notebook 03 a cold KDA step timed with
+                    # events reads ~2% alone (32 ns event ticks on a 5 us step) and ~10% beside a streaming read
 NEAR_FLOOR = 1.7    # within 1.7x of the floor counts as at the floor (bandwidth-bound)
 STARVED = 2.5       # a gap of 2.5x or more that is tight counts as starvation...
 STARVED_SMS = 0.5   # ...when the geometry, if given, leaves at least half the SMs without a block (the lab's
                     # step 2 flags every kernel under 50%): far-and-tight on a full grid is not a grid problem
 
-# At microsecond scale a launch has a fixed cost of its own: a trivial kernel replayed in a CUDA graph takes
-# ~0.8 us per launch on the H200 (notebook 00). Pass it as fixed_us and it joins the floor, so a 2 us kernel
+# At microsecond scale a launch has a fixed cost of its own: a trivial kernel replayed in a CUDA graph
+# (instruments.launch_costs(), recorded in notebook 00). Pass it as fixed_us and it joins the floor, so a 2 us kernel
 # is not called starved for failing to reach a bytes-only floor of 0.5 us that no launch can reach.
 
 

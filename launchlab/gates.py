@@ -95,6 +95,11 @@ register(Gate("RMS_WIDE", ("0", "1"), default="1", baseline="0", kernel="rms_nor
               doc="§2 RMS norm: 1 widens the apply (block sized to the width, float4 where legal)"))
 register(Gate("RMS_REDUCE", ("narrow", "wide"), default="narrow", baseline="narrow", kernel="rms_norm",
               doc="§2 RMS norm: 'wide' lets every thread add to ss (reassociates; not bit-identical)"))
+register(Gate("RMS_UNROLL", ("auto", "1"), default="auto", baseline="auto", kernel="rms_norm",
+              doc="§2 RMS norm: 1 = #pragma unroll 1 on the narrow loops (one load of x in flight per thread)"))
+register(Gate("KDA_BODY", ("walk", "tuned"), default="tuned", baseline="walk", kernel="kda_decode",
+              doc="§3 KDA decode: walk = main's 128-thread kernel, a warp walks its columns one by one; tuned = "
+                  "a warp issues 4 columns' loads at once, block sized to the tile"))
 register(Gate("KDA_VT", ("0", "1"), default="1", baseline="0", kernel="kda_decode",
               doc="§3 KDA decode: 1 value-tiles the grid (BV = 32, grid = V/32 x n_head); 0: grid = n_head"))
 register(Gate("KDA_ELIDE", ("store", "rn", "fma"), default="rn", baseline="store", kernel="kda_decode",

@@ -1,10 +1,16 @@
 """§3: the KDA decode step -- grid = n_head (starved) vs value tiles (BV = 32), and write elision.
 
-One kernel body (kernels/kda_decode.cu); the launch geometry and the elision mode are chosen at launch:
+One build (kernels/kda_decode.cu); the body, the launch geometry and the elision mode are chosen at launch:
 
+    LAUNCHLAB_KDA_BODY      walk (baseline: main's 128-thread kernel, a warp walks its columns one by one)
+                            | tuned (default: a warp issues 4 columns' loads at once, block sized to the tile)
     LAUNCHLAB_KDA_VT=0      BV = V: grid = n_head, one block per head       (baseline)
     LAUNCHLAB_KDA_VT=1      BV = 32: grid = (V/32, n_head)                   (default; FLA/vLLM's BV)
     LAUNCHLAB_KDA_ELIDE     store (baseline) | rn (default, byte-identical) | fma (the contraction trap)
+
+Main's kernel is walk + BV = V + store; the lecture's fix (PR #77) is walk + BV = 32 + rn; the tuned kernel
+is the step after it. Every body, tile and mode computes each column with the same instructions, so all
+store/rn arms are byte-identical (compare() checks it on the GPU).
 
 BV = 32 is cited, not tuned: FLA's fused_recurrent KDA and gated-delta-rule decode kernels (which vLLM ships
 for decode) launch grid = cdiv(V, BV) * N * HV with BV = 32 (flash-linear-attention, fla/ops/kda/
@@ -12,6 +18,7 @@ fused_recurrent.py, fused_recurrent_kda_fwd).
 """
 from __future__ import annotations
 
+import itertools
 import statistics
 from dataclasses import dataclass, field
 
@@ -27,7 +34,9 @@ K = 128                      # the kernel's key width: one float4 per lane of a 
 V = 128
 BV_TILED = 32
 COLS_PER_WARP = 4
+WALK_BLOCK = 128             # main's kernel: a fixed block of 4 warps
 MODES = {"store": 0, "rn": 1, "fma": 2}
+BODIES = ("walk", "tuned")
 HEADS_TP = {1: 96, 2: 48, 4: 24, 8: 12}   # the lecture's 96 KDA heads, sharded over tp ranks
 
 
@@ -41,6 +50,7 @@ class Plan:
     v: int
     bv: int
     mode: str
+    body: str = "tuned"
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -52,20 +62,25 @@ class Plan:
 
     @property
     def block(self) -> int:
-        return self.bv // COLS_PER_WARP * 32
+        return WALK_BLOCK if self.body == "walk" else self.bv // COLS_PER_WARP * 32
+
+    @property
+    def columns_per_warp(self) -> int:
+        """Columns one warp handles: walked one after another (walk) or loaded together (tuned)."""
+        return self.bv // (self.block // 32)
 
     @property
     def expr(self) -> str:
-        return f"kda_decode<{MODES[self.mode]}>"
+        return f"kda_{'walk' if self.body == 'walk' else 'decode'}<{MODES[self.mode]}>"
 
     def bytes_moved(self) -> int:
         return bytes_moved(self.n_head, self.v, self.mode)
 
 
-def geometry(n_head: int, bv: int, mode_: str, gpu="H200") -> diagnosis.Geometry:
+def geometry(n_head: int, bv: int, mode_: str, body: str = "tuned", gpu="H200") -> diagnosis.Geometry:
     """Where one step's blocks land: its grid, and how many of its blocks one SM holds (the occupancy
     calculator, with the kernel's registers: the loaded kernel's live, the NVRTC compile's in replay)."""
-    p = plan(n_head, V, bv, mode_)
+    p = plan(n_head, V, bv, mode_, body)
     regs, smem = kernels.resources(FAMILY, p.expr)
     occ = occupancy.occupancy(p.block, regs, smem, gpu)
     return diagnosis.Geometry(p.blocks, hardware.spec(gpu).sm_count, occ.blocks_per_sm)
@@ -80,7 +95,7 @@ def bytes_moved(n_head: int, v: int = V, mode_: str = "store") -> int:
     return n_head * (passes * state + vectors)
 
 
-def plan(n_head: int, v: int = V, bv: int | None = None, mode_: str | None = None) -> Plan:
+def plan(n_head: int, v: int = V, bv: int | None = None, mode_: str | None = None, body: str | None = None) -> Plan:
     if isinstance(n_head, bool) or not isinstance(n_head, (int, np.integer)) or n_head < 1:
         raise KDAError(f"n_head must be a positive integer, got {n_head!r}")
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -88,16 +103,20 @@ def plan(n_head: int, v: int = V, bv: int | None = None, mode_: str | None = Non
     if bv is None:
         bv = BV_TILED if gates.value("KDA_VT") == "1" else v
     mode_ = gates.value("KDA_ELIDE") if mode_ is None else mode_
+    body = gates.value("KDA_BODY") if body is None else body
+    if body not in BODIES:
+        raise KDAError(f"body must be one of {', '.join(BODIES)}, got {body!r}")
     if mode_ not in MODES:
         raise KDAError(f"mode must be one of {', '.join(MODES)}, got {mode_!r}")
     if bv % COLS_PER_WARP or bv < COLS_PER_WARP:
         raise KDAError(f"BV must be a positive multiple of {COLS_PER_WARP} (columns per warp), got {bv}")
     if bv > 32 * COLS_PER_WARP:
-        raise KDAError(f"BV = {bv} needs {bv // COLS_PER_WARP * 32} threads per block; the kernel's limit is "
-                       f"BV <= {32 * COLS_PER_WARP} (a block of 1024 threads)")
+        raise KDAError(f"BV = {bv} needs {bv // COLS_PER_WARP * 32} threads per block (tuned) or {bv // 4} "
+                       f"columns per warp (walk: a lane keeps one column's d, so at most 32); both bodies' limit "
+                       f"is BV <= {32 * COLS_PER_WARP}")
     if v % bv:
         raise KDAError(f"V = {v} is not a multiple of BV = {bv}: value tiles must divide V")
-    return Plan(int(n_head), int(v), int(bv), mode_)
+    return Plan(int(n_head), int(v), int(bv), mode_, body)
 
 
 def validate(q, k, v, g, beta, state, o, n_head: int, v_dim: int) -> None:
@@ -128,11 +147,12 @@ def validate(q, k, v, g, beta, state, o, n_head: int, v_dim: int) -> None:
             raise KDAError(f"{name} must be 16-byte aligned (float4 loads)")
 
 
-def step(q, k, v, g, beta, state, o, scratch=None, bv: int | None = None, mode_: str | None = None) -> Plan:
+def step(q, k, v, g, beta, state, o, scratch=None, bv: int | None = None, mode_: str | None = None,
+         body: str | None = None) -> Plan:
     """One decode step on CuPy arrays, in place on `state`; o receives the output."""
     mode.require_live("launching the KDA decode step")
     n_head, v_dim = v.shape
-    p = plan(n_head, v_dim, bv, mode_)
+    p = plan(n_head, v_dim, bv, mode_, body)
     validate(q, k, v, g, beta, state, o, n_head, v_dim)
     if scratch is None or scratch.size < state.size:
         if p.mode == "store":
@@ -175,9 +195,13 @@ def rel_err(x, ref) -> float:
 
 # ------------------------------------------------------------------ live measurements
 class Bench:
-    """The step on the GPU at one head count, every variant from the same initial state."""
+    """The step on the GPU at one head count, every variant from the same initial state. With cold=True it
+    also keeps enough copies of the state (and scratch) that a graph cycling through them finds each copy's
+    state outside the L2 (timing.copies_for): the state a real decode step reads, since the whole rest of
+    the model ran after this layer's previous call. The per-head vectors stay shared: in a model the kernel
+    before this one just wrote them."""
 
-    def __init__(self, n_head: int, v_dim: int = V, seed: int = 0):
+    def __init__(self, n_head: int, v_dim: int = V, seed: int = 0, cold: bool = False):
         mode.require_live("timing the KDA decode step")
         import cupy as cp
         self.cp, self.n_head, self.v = cp, n_head, v_dim
@@ -188,30 +212,53 @@ class Bench:
         self.state = self.state0.copy()
         self.scratch = cp.empty_like(self.state)
         self.o = cp.empty((n_head, v_dim), dtype=cp.float32)
+        self.copies: list[tuple] = []
+        if cold:
+            n = timing.copies_for(self.state0.nbytes, hardware.from_device().l2_bytes)
+            self.copies = [(self.state0.copy(), cp.empty_like(self.state0)) for _ in range(n)]
 
-    def run(self, bv=None, mode_=None):
-        return step(self.q, self.k, self.vv, self.g, self.beta, self.state, self.o, self.scratch, bv, mode_)
+    def run(self, bv=None, mode_=None, body=None, copy: int | None = None):
+        state, scratch = (self.state, self.scratch) if copy is None else self.copies[copy]
+        return step(self.q, self.k, self.vv, self.g, self.beta, state, self.o, scratch, bv, mode_, body)
 
-    def one_step(self, bv, mode_):
+    def one_step(self, bv, mode_, body="tuned"):
         """One step from the initial state; returns (o, state) on the host."""
         self.state[...] = self.state0
         self.o.fill(np.nan)
-        self.run(bv, mode_)
+        self.run(bv, mode_, body)
         return self.cp.asnumpy(self.o), self.cp.asnumpy(self.state)
 
-    def time(self, bv=None, mode_=None, reps: int = 10, launches: int = 100):
+    def time(self, bv=None, mode_=None, body=None, reps: int = 10, launches: int = 100):
+        """Per step in a CUDA graph of `launches` steps on one state: hot L2."""
         self.state[...] = self.state0
-        return timing.graph(lambda: self.run(bv, mode_), launches=launches, reps=reps,
-                            label=f"kda H={self.n_head} BV={bv} {mode_}")
+        return timing.graph(lambda: self.run(bv, mode_, body), launches=launches, reps=reps,
+                            label=f"kda H={self.n_head} {body or ''} BV={bv} {mode_} hot")
 
-    def events(self, bv=None, mode_=None, reps: int = 200, stream=None):
+    def time_cold(self, bv=None, mode_=None, body=None, reps: int = 10):
+        """Per step in a CUDA graph cycling through the state copies: cold L2."""
+        if not self.copies:
+            raise KDAError("this Bench was built without cold=True: it has no state copies to rotate")
+        for s_, _ in self.copies:
+            s_[...] = self.state0
+        fns = [lambda i=i: self.run(bv, mode_, body, copy=i) for i in range(len(self.copies))]
+        return timing.graph_cold(fns, reps=reps, label=f"kda H={self.n_head} {body or ''} BV={bv} {mode_} cold")
+
+    def events(self, bv=None, mode_=None, body=None, reps: int = 200, stream=None):
+        """CUDA events around single steps; cold (each step on the next state copy) when the Bench has
+        copies, hot (one state) when it has none."""
         self.state[...] = self.state0
-        return timing.events(lambda: self.run(bv, mode_), reps=reps, warmup=5, stream=stream)
+        if not self.copies:
+            return timing.events(lambda: self.run(bv, mode_, body), reps=reps, warmup=5, stream=stream)
+        turn = itertools.cycle(range(len(self.copies)))
+        return timing.events(lambda: self.run(bv, mode_, body, copy=next(turn)), reps=reps, warmup=5,
+                             stream=stream, l2="cold")
 
 
 @dataclass
 class VariantCheck:
-    """One (geometry, elision mode) from the shared initial state, compared byte for byte with the baseline."""
+    """One (body, geometry, elision mode) from the shared initial state, compared byte for byte with main's
+    kernel (walk, BV = V, store)."""
+    body: str
     bv: int
     mode: str
     identical_to_baseline: bool
@@ -228,18 +275,28 @@ class Comparison:
     seed: int
     variants: dict[str, VariantCheck]
 
+    def variant(self, body: str, bv: int, mode_: str) -> VariantCheck:
+        return self.variants[variant_name(body, bv, mode_)]
+
+
+def variant_name(body: str, bv: int, mode_: str) -> str:
+    return f"{body} BV={bv} {mode_}"
+
 
 @dataclass
 class SweepPoint:
-    """One (tp, BV, mode) of the sweep, timed per step in a CUDA graph of 100 steps."""
+    """One (tp, body, BV, mode) of the sweep, timed per step in a CUDA graph: `timing` replays one state (hot
+    L2, 100 steps), `cold` cycles through state copies larger than the L2."""
     tp: int
     n_head: int
+    body: str
     bv: int
     mode: str
     grid: tuple[int, int]
     block: int
     bytes: int
     timing: timing.Timing
+    cold: timing.Timing | None = None
 
     @property
     def blocks(self) -> int:
@@ -247,16 +304,40 @@ class SweepPoint:
 
     @property
     def tbs(self) -> float:
+        """Bytes over the hot-L2 time: can exceed what HBM delivers (the state partly comes from L2)."""
         return self.bytes / (self.timing.median * 1e-6) / 1e12
+
+    @property
+    def tbs_cold(self) -> float:
+        """Bytes over the cold-L2 time: the figure to set against the copy ceiling."""
+        return self.bytes / (self.cold.median * 1e-6) / 1e12
 
 
 @dataclass
-class Diagnostic:
-    """§3.1's evidence at 12 heads: >= 10 reps of the starved baseline and of the tiled step, in graphs."""
-    baseline: timing.Timing
-    tiled: timing.Timing
-    bytes_baseline: int
-    bytes_tiled: int
+class Rung:
+    """One arm of the fix at 12 heads, timed both ways: `cold` cycles through state copies larger than the L2
+    (compare it with a floor), `hot` replays one state (what most benchmarks print)."""
+    body: str
+    bv: int
+    mode: str
+    blocks: int
+    block: int
+    bytes: int
+    cold: timing.Timing
+    hot: timing.Timing
+
+    @property
+    def name(self) -> str:
+        return variant_name(self.body, self.bv, self.mode)
+
+
+# The lecture's fix, one change at a time, from main's kernel to the tuned one (body, BV, mode):
+LADDER = (("walk", V, "store"),       # main: grid = n_head, 128 threads, staged product
+          ("walk", BV_TILED, "store"),  # + value tiles: 12 -> 48 blocks (geometry)
+          ("walk", BV_TILED, "rn"),     # + write elision: PR #77 complete
+          ("tuned", BV_TILED, "rn"))    # + memory parallelism per thread: the next step
+# ...and the other corners of the cube, so each change is also measured on its own:
+CUBE = tuple((b, bv, m) for b in BODIES for bv in (V, BV_TILED) for m in ("store", "rn"))
 
 
 @dataclass
@@ -284,6 +365,7 @@ class Peer:
     rel_err_state: float | None = None
     call: str | None = None
     error: str | None = None
+    cold: timing.Timing | None = None
 
     @property
     def measured(self) -> bool:
@@ -299,20 +381,41 @@ class KDAData:
     compare: Comparison
     compare_96: Comparison
     sweep: list[SweepPoint]
-    diag: Diagnostic
+    ladder: list[Rung]
     abba: timing.ABBA
     contention: Contention
     fla: Peer
     fla_96: Peer | None = None
     source: str = field(default="", metadata={RECORDED: False})
 
-    def point(self, tp: int, bv: int, mode_: str) -> SweepPoint:
+    def point(self, tp: int, bv: int, mode_: str, body: str = "tuned") -> SweepPoint:
         for r in self.sweep:
-            if (r.tp, r.bv, r.mode) == (tp, bv, mode_):
+            if (r.tp, r.body, r.bv, r.mode) == (tp, body, bv, mode_):
                 return r
-        raise KeyError(f"no sweep point tp={tp} BV={bv} {mode_}")
+        raise KeyError(f"no sweep point tp={tp} {body} BV={bv} {mode_}")
+
+    def rung(self, body: str, bv: int, mode_: str) -> Rung:
+        for r in self.ladder:
+            if (r.body, r.bv, r.mode) == (body, bv, mode_):
+                return r
+        raise KeyError(f"no measured arm {variant_name(body, bv, mode_)}")
+
+    @property
+    def main(self) -> Rung:
+        """Main's kernel at 12 heads: walk, grid = n_head, staged product."""
+        return self.rung(*LADDER[0])
+
+    @property
+    def fixed(self) -> Rung:
+        """The lecture's fix applied to it: value tiles and write elision."""
+        return self.rung(*LADDER[2])
+
+    @property
+    def tuned(self) -> Rung:
+        return self.rung(*LADDER[3])
 
     def baseline(self, tp: int) -> SweepPoint:
+        """The tuned body at grid = n_head, staged (the sweep's starved corner)."""
         return self.point(tp, self.V, "store")
 
     def tiled(self, tp: int) -> SweepPoint:
@@ -320,52 +423,102 @@ class KDAData:
 
 
 def compare(n_head: int = 12, v_dim: int = V, seed: int = 0) -> Comparison:
-    """Every (geometry, mode) from one initial state: byte comparisons of o and the new state, and each
-    variant's error against the float64 reference."""
+    """Every (body, geometry, mode) from one initial state: byte comparisons of o and the new state with main's
+    kernel, and each variant's error against the float64 reference."""
     b = Bench(n_head, v_dim, seed)
     ref_o, ref_s = reference(**b.host)
     out = {}
-    for bv in (v_dim, BV_TILED):
-        for m in MODES:
-            out[(bv, m)] = b.one_step(bv, m)
-    base_o, base_s = out[(v_dim, "store")]
-
-    def same(a, b_):
-        return bool(a[0].tobytes() == b_[0].tobytes() and a[1].tobytes() == b_[1].tobytes())
+    for body in BODIES:
+        for bv in (v_dim, BV_TILED):
+            for m in MODES:
+                out[(body, bv, m)] = b.one_step(bv, m, body)
+    base_o, base_s = out[("walk", v_dim, "store")]
     res = Comparison(n_head, v_dim, seed, {})
-    for (bv, m), (o, s) in out.items():
+    for (body, bv, m), (o, s_) in out.items():
         diff_o = int(np.sum(o.view(np.uint32) != base_o.view(np.uint32)))
-        diff_s = int(np.sum(s.view(np.uint32) != base_s.view(np.uint32)))
-        res.variants[f"BV={bv} {m}"] = VariantCheck(bv, m, same((o, s), (base_o, base_s)), diff_o, diff_s,
-                                                    rel_err(o, ref_o), rel_err(s, ref_s))
+        diff_s = int(np.sum(s_.view(np.uint32) != base_s.view(np.uint32)))
+        res.variants[variant_name(body, bv, m)] = VariantCheck(
+            body, bv, m, diff_o == 0 and diff_s == 0, diff_o, diff_s, rel_err(o, ref_o), rel_err(s_, ref_s))
     return res
+
+
+def ladder(n_head: int = 12, reps: int = 30) -> list[Rung]:
+    """Every corner of the cube (body x BV x mode) at `n_head`, cold and hot, `reps` graph replays each."""
+    b = Bench(n_head, cold=True)
+    out = []
+    for body, bv, m in CUBE:
+        p = plan(n_head, V, bv, m, body)
+        out.append(Rung(body, bv, m, p.blocks, p.block, p.bytes_moved(), b.time_cold(bv, m, body, reps=reps),
+                        b.time(bv, m, body, reps=reps)))
+    return out
+
+
+BACKGROUND_BYTES = 64 << 20     # each background read: 64 MiB (past the L2, so it really streams from HBM)
 
 
 def contention(n_head: int = 12, reps: int = 300, seed: int = 0) -> Contention:
     """The tiled step timed alone, then while another stream runs a bandwidth-hungry streaming read (one
-    256-thread block per SM, so SM slots stay free and the two kernels contend for bandwidth)."""
+    256-thread block per SM, so SM slots stay free and the two kernels contend for bandwidth). Each rep runs
+    on the next state copy (cold L2, as in a model), so the times can be set against the floor. The background
+    is many short reads (64 MiB, ~25 us each) rather than a few long ones, so a rep that lands behind one
+    waits at most that long and no single rep dominates the spread. They are replayed from a CUDA graph
+    (enqueuing thousands of launches one by one from Python is as slow as running them), for twice as long
+    as the alone series took, and `still_running_at_end` checks that they outlasted every rep."""
+    import time
+
     import cupy as cp
-    b = Bench(n_head, seed=seed)
-    alone = b.events(BV_TILED, "rn", reps=reps)
-    sr = bandwidth.StreamRead()
+    b = Bench(n_head, seed=seed, cold=True)
+    t0 = time.perf_counter()
+    alone = b.events(BV_TILED, "rn", "tuned", reps=reps)
+    alone_s = time.perf_counter() - t0
+    sr = bandwidth.StreamRead(BACKGROUND_BYTES)
     other = cp.cuda.Stream(non_blocking=True)
     mine = cp.cuda.Stream(non_blocking=True)
-    # enough background reads to outlast the measured reps (each rep: a 200 us spin + the step)
-    per_read_us = sr.time(132, 256, reps=3).median
-    n_reads = int(reps * 260 / per_read_us) + 20
-    with other:
-        for _ in range(n_reads):
-            sr.launch(132, 256)
-    contended = b.events(BV_TILED, "rn", reps=reps, stream=mine)
+    per_read_us = sr.time(132, 256, reps=5).median
+    chunk = 200
+    g = timing.capture(lambda: sr.launch(132, 256), chunk, other)
+    replays = int(2 * alone_s / (chunk * per_read_us * 1e-6)) + 2
+    for _ in range(replays):
+        g.launch(other)
+    contended = b.events(BV_TILED, "rn", "tuned", reps=reps, stream=mine)
     still_running = not other.done
     other.synchronize()
-    return Contention(alone, contended, Background("stream_read<4,4>, grid 132 x block 256, 1 GiB per launch",
-                                                   n_reads, per_read_us, bool(still_running)))
+    return Contention(alone, contended, Background(
+        f"stream_read<4,4>, grid 132 x block 256, {BACKGROUND_BYTES >> 20} MiB per launch",
+        replays * chunk, per_read_us, bool(still_running)))
+
+
+def _torch_graph_time(calls, launches: int, reps: int) -> list[float]:
+    """Per-call us of `launches` calls (cycling through `calls`) captured in one torch CUDA graph."""
+    import torch
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for c in calls[:3]:
+            c()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(launches):
+            calls[i % len(calls)]()
+    for _ in range(2):
+        graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        graph.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / launches)
+    return times
 
 
 def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 0) -> Peer:
     """FLA's fused_recurrent_kda (Triton, BV = 32) at the same shape, timed in a torch CUDA graph in this
-    run, and checked against our kernel's output. Needs torch, triton and fla-core."""
+    run -- hot (one state) and cold (cycling through state copies larger than the L2) -- and checked against
+    the float64 reference. Needs torch, triton and fla-core."""
     import torch
     from fla.ops.kda.fused_recurrent import fused_recurrent_kda_fwd
     h = inputs(n_head, V, seed)
@@ -379,9 +532,10 @@ def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 
     state = s0.clone()
     out = torch.empty_like(v)
 
-    def call():
-        fused_recurrent_kda_fwd(q, k, v, g, beta, initial_state=state, scale=1.0, inplace_final_state=True,
-                                state_v_first=True, out=out)
+    def call_on(st):
+        return lambda: fused_recurrent_kda_fwd(q, k, v, g, beta, initial_state=st, scale=1.0,
+                                               inplace_final_state=True, state_v_first=True, out=out)
+    call = call_on(state)
     call()
     torch.cuda.synchronize()
     state.copy_(s0)
@@ -390,65 +544,54 @@ def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 
     ref_o, ref_s = reference(**h)
     err_o = rel_err(out.view(n_head, V).cpu().numpy(), ref_o)
     err_s = rel_err(state.view(n_head, V, K).cpu().numpy(), ref_s)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            call()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(launches):
-            call()
-    times = []
-    for _ in range(2):
-        graph.replay()
-    torch.cuda.synchronize()
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / launches)
+    hot = _torch_graph_time([call], launches, reps)
+    copies = [s0.clone() for _ in range(timing.copies_for(s0.numel() * 4, hardware.from_device().l2_bytes))]
+    cold = _torch_graph_time([call_on(c) for c in copies], len(copies), reps)
     import fla
-    return Peer(timing.Timing(times, "graph", launches, "FLA fused_recurrent_kda_fwd"),
+    return Peer(timing.Timing(hot, "graph", launches, "FLA fused_recurrent_kda_fwd hot"),
                 getattr(fla, "__version__", "?"), err_o, err_s,
                 "fused_recurrent_kda_fwd(q, k, v, g, beta, initial_state, scale=1.0, "
-                "inplace_final_state=True, state_v_first=True)")
+                "inplace_final_state=True, state_v_first=True)",
+                cold=timing.Timing(cold, "graph-cold", len(copies), "FLA fused_recurrent_kda_fwd cold"))
 
 
 # ------------------------------------------------------------------ the section's door
-def abba(b: Bench, pairs: int = 3) -> timing.ABBA:
-    """Baseline (A: grid = n_head, staged) vs tiled (B: BV = 32, recomputed), one build, interleaved ABBA."""
-    return timing.abba(lambda: b.time(V, "store", reps=5), lambda: b.time(BV_TILED, "rn", reps=5), pairs=pairs,
-                       labels=("baseline grid=n_head, store", "value-tiled BV=32, rn"))
+def abba(pairs: int = 3, n_head: int = 12) -> timing.ABBA:
+    """Main's kernel (A: walk, grid = n_head, staged) vs the lecture's fix (B: walk, BV = 32, recomputed), one
+    build, interleaved ABBA, each rep a cold-L2 graph series."""
+    b = Bench(n_head, cold=True)
+    return timing.abba(lambda: b.time_cold(V, "store", "walk", reps=5),
+                       lambda: b.time_cold(BV_TILED, "rn", "walk", reps=5), pairs=pairs,
+                       labels=("main: grid=n_head, store", "fix: BV=32, rn"))
 
 
 def measure() -> KDAData:
-    """§3 now: byte comparisons at 12 and 96 heads, the tp x BV x mode sweep, the diagnostic's reps, ABBA,
-    the contention experiment, and FLA's kernel beside ours when fla-core is installed."""
+    """§3 now: byte comparisons at 12 and 96 heads, the fix one change at a time (cold and hot), the
+    tp x body x BV x mode sweep, ABBA, the contention experiment, and FLA's kernel beside ours when fla-core
+    is installed."""
     cmp12, cmp96 = compare(12), compare(96, seed=1)
+    steps = ladder(12)
     sweep = []
     prog = Progress("kda sweep")
-    jobs = [(tp, bv, m) for tp in (1, 2, 4, 8) for bv in (16, 32, 64, 128) for m in ("store", "rn")]
+    jobs = ([(tp, "tuned", bv, m) for tp in (1, 2, 4, 8) for bv in (16, 32, 64, 128) for m in ("store", "rn")]
+            + [(tp, "walk", bv, m) for tp in (1, 2, 4, 8) for bv in (16, 32, 64, 128) for m in ("store", "rn")])
     benches: dict[int, Bench] = {}
-    for i, (tp, bv, m) in enumerate(jobs):
+    for i, (tp, body, bv, m) in enumerate(jobs):
         h = HEADS_TP[tp]
-        b = benches.get(h) or benches.setdefault(h, Bench(h))
-        p = plan(h, V, bv, m)
-        sweep.append(SweepPoint(tp, h, bv, m, p.grid, p.block, p.bytes_moved(), b.time(bv, m)))
+        b = benches.get(h) or benches.setdefault(h, Bench(h, cold=True))
+        p = plan(h, V, bv, m, body)
+        sweep.append(SweepPoint(tp, h, body, bv, m, p.grid, p.block, p.bytes_moved(), b.time(bv, m, body),
+                                b.time_cold(bv, m, body)))
         prog(i + 1, len(jobs))
-    b = benches[12]
-    diag = Diagnostic(b.time(V, "store", reps=30), b.time(BV_TILED, "rn", reps=30),
-                      bytes_moved(12, V, "store"), bytes_moved(12, V, "rn"))
-    ab = abba(b)
+    ab = abba()
     cont = contention(12)
     try:
         fla, fla96 = fla_peer(12), fla_peer(96)
     except Exception as e:  # noqa: BLE001 - the peer is optional on machines without torch/fla
-        fla, fla96 = Peer(error=f"{type(e).__name__}: {e}"), None
-    return KDAData(K, V, BV_TILED, cmp12, cmp96, sweep, diag, ab, cont, fla, fla96, "live")
+        import traceback
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        fla, fla96 = Peer(error=f"{type(e).__name__}: {str(e).strip()} (at {where.filename}:{where.lineno})"), None
+    return KDAData(K, V, BV_TILED, cmp12, cmp96, sweep, steps, ab, cont, fla, fla96, "live")
 
 
 def _parse(d: dict, source: str) -> KDAData:
@@ -457,7 +600,7 @@ def _parse(d: dict, source: str) -> KDAData:
     return r
 
 
-DOOR: Door[KDAData] = Door("KDA decode step", "section03", (FAMILY, "stream_read", "spin"), measure, _parse,
+DOOR: Door[KDAData] = Door("KDA decode step, and §5's tp sweep", "section03", (FAMILY, "stream_read", "spin"), measure, _parse,
                            recordings.encode)
 data = DOOR.data
 recorded = DOOR.recorded
@@ -465,32 +608,62 @@ recorded = DOOR.recorded
 _benches: dict = {}
 
 
-def point(tp: int, bv: int, mode_: str) -> tuple[float, str]:
-    """(us per step, source) for the explorer: relaunched now in a CUDA graph, or the recorded sweep point."""
+def point(tp: int, bv: int, mode_: str, body: str = "tuned") -> tuple[float, str]:
+    """(us per step, source) for the explorer: relaunched now in a CUDA graph (hot L2), or the recorded
+    sweep point."""
     def now():
         h = HEADS_TP[tp]
         b = _benches.get(h) or _benches.setdefault(h, Bench(h))
-        return b.time(bv, mode_, reps=5).median, "measured now"
-    return DOOR.choose(live=now, replay=lambda: (data().point(tp, bv, mode_).timing.median, "recorded"))
+        return b.time(bv, mode_, body, reps=5).median, "measured now"
+    return DOOR.choose(live=now, replay=lambda: (data().point(tp, bv, mode_, body).timing.median, "recorded"))
+
+
+def diagnose_rung(r: Rung, ceiling_tbs: float, l2: str = "cold", n_head: int = 12) -> diagnosis.Diagnosis:
+    """§3.1's diagnostic on one arm: its bytes against the copy ceiling (the lecture's floor: bytes /
+    bandwidth, no launch cost), its reps (cold by default: a floor is only compared with a cold time), and
+    its geometry."""
+    t = r.cold if l2 == "cold" else r.hot
+    return diagnosis.diagnose(r.bytes, t.reps_us, ceiling_tbs, geometry=geometry(n_head, r.bv, r.mode, r.body))
 
 
 def headline(d: KDAData) -> dict:
-    base, tiled = d.diag.baseline.median, d.diag.tiled.median
-    out = {"kda_baseline_us_12h": base, "kda_tiled_us_12h": tiled,
+    base, tiled = d.baseline(8).timing.median, d.tiled(8).timing.median
+    main, fixed, tuned = d.main.cold.median, d.fixed.cold.median, d.tuned.cold.median
+    tiles = d.rung("walk", d.bv_tiled, "store").cold.median
+    out = {"main_kernel_cold_us": main, "main_kernel_hot_us": d.main.hot.median,
+           "fix_cold_us": fixed, "tuned_cold_us": tuned,
+           "fix_speedup_cold": main / fixed,
+           "fix_geometry_speedup_cold": main / tiles,
+           "fix_elision_speedup_cold": tiles / fixed,
+           "tuned_over_fix_speedup_cold": fixed / tuned,
+           "main_to_tuned_speedup_cold": main / tuned,
+           "abba_fix_over_main_cold": d.abba.ratio(),
+           "kda_baseline_us_12h": base, "kda_tiled_us_12h": tiled,
            "kda_tiled_speedup_12h": base / tiled,
-           "kda_abba_tiled_over_baseline_12h": d.abba.ratio(),
-           "kda_baseline_spread_pct_12h": 100 * d.diag.baseline.stddev / base,
            "kda_baseline_blocks_12h": d.baseline(8).blocks,
            "kda_tiled_blocks_12h": d.tiled(8).blocks,
-           "kda_rn_byte_identical": d.compare.variants[f"BV={d.bv_tiled} rn"].identical_to_baseline,
-           "kda_fma_byte_identical": d.compare.variants[f"BV={d.bv_tiled} fma"].identical_to_baseline,
-           "kda_contended_spread_pct": 100 * d.contention.contended.stddev / d.contention.contended.median,
-           "kda_alone_spread_pct": 100 * d.contention.alone.stddev / d.contention.alone.median}
+           "kda_rn_byte_identical": all(v.identical_to_baseline for v in d.compare.variants.values()
+                                        if v.mode != "fma"),
+           "kda_fma_byte_identical": d.compare.variant("walk", d.bv_tiled, "fma").identical_to_baseline,
+           "kda_contended_spread_pct": 100 * diagnosis.robust_spread(d.contention.contended.reps_us),
+           "kda_alone_spread_pct": 100 * diagnosis.robust_spread(d.contention.alone.reps_us)}
     if d.fla.measured:
         out["kda_vs_fla_12h"] = d.tiled(8).timing.median / statistics.median(d.fla.timing.reps_us)
+        if d.fla.cold is not None:
+            out["kda_vs_fla_cold_12h"] = tuned / d.fla.cold.median
         if d.fla_96 is not None and d.fla_96.measured:
             out["kda_vs_fla_96h"] = d.tiled(1).timing.median / statistics.median(d.fla_96.timing.reps_us)
     return out
+
+
+def starvation_headline(d: KDAData, ceiling: "bandwidth.Ceiling") -> dict:
+    """Main's kernel through §3.1's diagnostic, cold, against the copy ceiling (notebook 01's recording)."""
+    g = diagnose_rung(d.main, ceiling.tbs)
+    return {"main_kernel_ratio": g.ratio, "main_kernel_spread_pct": 100 * g.spread,
+            "main_kernel_stddev_pct": 100 * g.stddev_spread, "main_kernel_floor_us": g.floor_us,
+            "main_kernel_starvation": g.verdict == "starvation",
+            "fix_ratio": diagnose_rung(d.fixed, ceiling.tbs).ratio,
+            "tuned_ratio": diagnose_rung(d.tuned, ceiling.tbs).ratio}
 
 
 # ------------------------------------------------------------------ the lecture's end-to-end numbers (§3, PR #77)

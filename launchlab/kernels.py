@@ -32,9 +32,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "stream_read": ("stream_read<1, 1>", "stream_read<4, 1>", "stream_read<1, 4>", "stream_read<4, 4>"),
     "waves": ("fixed_work", "fixed_bytes"),
     "spin": ("spin_wait",),
-    "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>"),
+    "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>", "kda_walk<0>", "kda_walk<1>", "kda_walk<2>"),
     "rms_norm": ("rms_norm_f32", "rms_norm_wide<false>", "rms_norm_wide<true>", "rms_norm_wide_reduce<false>",
-                 "rms_norm_wide_reduce<true>"),
+                 "rms_norm_wide_reduce<true>", "rms_norm_f32_chain", "rms_norm_wide_chain<false>",
+                 "rms_norm_wide_chain<true>"),
     "occupancy_probe": tuple(
         f"occupancy_probe<{r}, {s}>"
         for r, s in [(16, 0), (24, 0), (32, 0), (40, 0), (48, 0), (56, 0), (64, 0), (72, 0), (80, 0),
@@ -174,10 +175,14 @@ def _check(nvrtc, result, prog=None, what="nvrtc"):
 
 
 def _program_log(nvrtc, prog) -> str:
+    # NVRTC writes into the buffer it is given, so it must be a mutable one of our own. (`b" " * n` is not:
+    # for n == 1 -- an empty log is just its terminator -- CPython returns its shared one-byte b" " object,
+    # NVRTC writes a NUL into it, and every later b" " in the process is b"\x00". On Python 3.12, which builds
+    # f-string literals through those shared objects, printed single spaces then turn into NULs.)
     err, n = nvrtc.nvrtcGetProgramLogSize(prog)
-    buf = b" " * n
+    buf = bytearray(n)
     nvrtc.nvrtcGetProgramLog(prog, buf)
-    return buf.decode(errors="replace").rstrip("\x00 \n")
+    return bytes(buf).decode(errors="replace").rstrip("\x00 \n")
 
 
 def nvrtc_version() -> tuple[int, int]:
@@ -203,7 +208,7 @@ def _compile_offline_cached(family: str, digest: str, arch: str, exprs: tuple[st
         if res[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise KernelError(f"NVRTC could not compile {family}.cu for {arch}:\n{log}")
         err, n = nvrtc.nvrtcGetCUBINSize(prog)
-        cubin = b" " * n
+        cubin = bytearray(n)
         nvrtc.nvrtcGetCUBIN(prog, cubin)
         lowered = {}
         for e in exprs:
@@ -273,6 +278,41 @@ def sass_instructions(sass: str) -> list[str]:
     for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)", sass):
         ops.append(m.group(1))
     return ops
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One loop of a SASS listing: the instructions from a conditional backward branch's target to the branch."""
+    start: int
+    end: int
+    ops: tuple[str, ...]
+
+    @property
+    def global_loads(self) -> int:
+        """LDG instructions in one trip: independent loads a thread can have in flight per iteration."""
+        return sum(1 for o in self.ops if o.startswith("LDG"))
+
+    @property
+    def global_stores(self) -> int:
+        return sum(1 for o in self.ops if o.startswith("STG"))
+
+
+def loop_bodies(sass: str) -> list[Loop]:
+    """The loops of one function's SASS, in address order: every predicated branch (@P / @!P) to a lower
+    address closes one. Unpredicated backward jumps are left out -- they return from out-of-line code (a
+    divergent shuffle's slow path), and the listing's final `BRA self` is padding."""
+    rows = [(int(m.group(1), 16), m.group(2), m.group(3))
+            for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)[^;]*;", sass)]
+    loops = []
+    for addr, pred, op in rows:
+        if not pred or not op.startswith("BRA"):
+            continue
+        line = re.search(rf"/\*{addr:04x}\*/[^;]*;", sass).group(0)
+        target = re.search(r"0x([0-9a-f]+)\s*;", line)
+        if target and int(target.group(1), 16) < addr:
+            t = int(target.group(1), 16)
+            loops.append(Loop(t, addr, tuple(o for a, _, o in rows if t <= a <= addr)))
+    return sorted(loops, key=lambda lp: lp.start)
 
 
 # ---------------------------------------------------------------- live: CuPy RawModule

@@ -90,7 +90,7 @@ def staircases(stairs, ramp=None, mark: tuple[float, float] | None = None):
         ax.set_xlabel("grid (blocks)")
         ax.set_ylabel("kernel time (us, median)")
         ax.set_title(f"fixed bytes per block ({ramp.bytes_per_block // 1024} KiB, {ramp.blocks_per_wave} "
-                     f"resident): a ramp, not stairs")
+                     f"resident):\na ramp with small steps at each wave")
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -188,7 +188,7 @@ def kda_contention(alone, contended):
                 label=f"{name}: median {t.median:.2f} us, robust spread {diagnosis.robust_spread(r):.1%}, "
                       f"p99 {np.percentile(r, 99):.2f} us" + (f", {beyond} rep(s) beyond {hi:.1f} us "
                                                              f"(max {r.max():.0f})" if beyond else ""))
-    ax.set_xlabel("time of one decode step (us, CUDA events per launch; linear)")
+    ax.set_xlabel(f"time of one decode step (us, CUDA events per launch, {alone.l2} L2; linear)")
     ax.set_ylabel("reps")
     ax.set_title("Alone the step repeats to a fraction of a percent; beside other work it shifts and spreads")
     ax.legend(fontsize=7, loc="upper right")
@@ -196,37 +196,47 @@ def kda_contention(alone, contended):
     return fig
 
 
-def kda_tp(data: "kda.KDAData"):
+def kda_tp(data: "kda.KDAData", ceiling_tbs: float | None = None):
+    """§5: time and achieved bandwidth per decode step against tp, cold L2: main's kernel, the fix, the tuned."""
     tps = [1, 2, 4, 8]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
-    for pick, c, lab in ((data.baseline, "#d95f02", "grid = n_head (baseline)"),
-                         (data.tiled, "#1b9e77", "value tiles, BV = 32")):
-        pts = [pick(tp) for tp in tps]
-        axes[0].plot(tps, [p.timing.median for p in pts], "o-", color=c, label=lab)
-        axes[1].plot(tps, [p.tbs for p in pts], "o-", color=c, label=lab)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    arms = (("walk", kda.V, "store", "#d95f02", "main: grid = n_head, walk, staged"),
+            ("walk", kda.BV_TILED, "rn", "#7570b3", "the fix: value tiles BV = 32, elided"),
+            ("tuned", kda.BV_TILED, "rn", "#1b9e77", "tuned kernel, BV = 32"))
+    for body, bv, m, c, lab in arms:
+        pts = [data.point(tp, bv, m, body) for tp in tps]
+        axes[0].plot(tps, [p.cold.median for p in pts], "o-", color=c, label=lab)
+        axes[1].plot(tps, [p.tbs_cold for p in pts], "o-", color=c, label=lab)
         for tp, p in zip(tps, pts):
-            axes[0].annotate(f"{p.blocks} blocks", (tp, p.timing.median), fontsize=7,
-                             xytext=(3, 4), textcoords="offset points", color=c)
-    axes[0].set_ylabel("us per decode step (CUDA graph)")
-    axes[1].set_ylabel("achieved bandwidth (TB/s)")
+            axes[0].annotate(f"{p.blocks}", (tp, p.cold.median), fontsize=7, xytext=(4, 3),
+                             textcoords="offset points", color=c)
+    if ceiling_tbs:
+        axes[1].axhline(ceiling_tbs, color="0.4", ls="--", lw=1)
+        axes[1].annotate(f"copy ceiling {ceiling_tbs:.2f} TB/s", (8, ceiling_tbs), fontsize=7, color="0.3",
+                         xytext=(-4, -10), textcoords="offset points", ha="right")
+    axes[0].set_ylabel("us per decode step (CUDA graph, cold L2)")
+    axes[1].set_ylabel("achieved bandwidth, cold (TB/s)")
+    axes[0].set_ylim(bottom=0)
+    axes[1].set_ylim(bottom=0)
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xticks(tps, [f"tp={t}\n{kda.HEADS_TP[t]} heads" for t in tps])
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    axes[0].set_title("Sharding heads shrinks the work 8x; the baseline's time barely moves")
-    axes[1].set_title("...so the bandwidth it achieves collapses as its grid shrinks")
+    axes[0].legend(fontsize=8, loc="center right")
+    axes[0].set_title("Sharding cuts the work 8x; main's time does not move\n(numbers: blocks in the grid)",
+                      fontsize=10)
+    axes[1].set_title("...so the bandwidth it achieves falls with its grid", fontsize=10)
     fig.tight_layout()
     return fig
 
 
-def kda_bv(data: "kda.KDAData", tp: int, mark: tuple[float, float] | None = None):
-    """The step's time against the value tile BV at one tp, both elision modes (CUDA graph, per step)."""
+def kda_bv(data: "kda.KDAData", tp: int, body: str = "tuned", mark: tuple[float, float] | None = None):
+    """The step's time against the value tile BV at one tp, one body, both elision modes (CUDA graph, hot L2)."""
     fig, ax = plt.subplots(figsize=(7, 2.8))
-    bvs = sorted({p.bv for p in data.sweep})
+    bvs = sorted({p.bv for p in data.sweep if p.body == body})
     for m, c, lab in (("store", "#d95f02", "product staged in global memory"),
                       ("rn", "#1b9e77", "product recomputed (__fmul_rn)")):
-        pts = [data.point(tp, bv, m) for bv in bvs]
+        pts = [data.point(tp, bv, m, body) for bv in bvs]
         ax.plot(bvs, [p.timing.median for p in pts], "o-", color=c, label=lab)
         for p in pts:
             ax.annotate(f"{p.blocks}", (p.bv, p.timing.median), fontsize=7, xytext=(3, 3),
@@ -236,9 +246,9 @@ def kda_bv(data: "kda.KDAData", tp: int, mark: tuple[float, float] | None = None
     ax.set_xscale("log", base=2)
     ax.set_xticks(bvs, [str(b) for b in bvs])
     ax.set_xlabel(f"BV (value tile); numbers: blocks in the grid at tp={tp}, {kda.HEADS_TP[tp]} heads")
-    ax.set_ylabel("us per step")
+    ax.set_ylabel(f"us per step ({body}, hot L2)")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import floatbits, gates, kernels, launch, mode, recordings, timing
+from . import floatbits, gates, hardware, kernels, launch, mode, recordings, timing
 from .door import Door
 from .progress import Progress
 from .recordings import RECORDED
@@ -44,8 +44,9 @@ class Plan:
 
     @property
     def bytes_in_flight(self) -> int:
-        """Bytes one load of x by the whole block has in flight (the lecture's measure; loading w with it
-        doubles both arms alike): threads x (16 B with float4, 4 B scalar)."""
+        """The lecture's measure of bytes in flight: one load of x per thread, threads x (16 B with float4,
+        4 B scalar). True only when each thread has one load outstanding -- the `_chain` twins; ptxas unrolls
+        the others (kernels.loop_bodies counts the loads a loop trip really issues)."""
         return self.block * (16 if self.vec else 4)
 
 
@@ -70,18 +71,23 @@ def validate(x, w, y, n: int, eps: float) -> int:
 
 
 def plan(n: int, aligned: bool = True, block: int | None = None, wide: bool | None = None,
-         reduce: str | None = None) -> Plan:
+         reduce: str | None = None, unroll: str | None = None) -> Plan:
     """Pick the kernel and block for a row of width n, from the shape alone (as llama.cpp's norm launchers
     do): the gates (or the arguments) choose the arm; `aligned` says whether x, w and y all start on a
-    16-byte boundary, and float4 is used only then and when n % 4 == 0. No arrays are needed to ask."""
+    16-byte boundary, and float4 is used only then and when n % 4 == 0. `unroll="1"` picks the twin with
+    `#pragma unroll 1` on the narrow loops (one load of x in flight per thread). No arrays are needed to ask."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
         raise RMSNormError(f"row width n must be a positive integer, got {n!r}")
     wide = (gates.value("RMS_WIDE") == "1") if wide is None else wide
     reduce = gates.value("RMS_REDUCE") if reduce is None else reduce
+    unroll = gates.value("RMS_UNROLL") if unroll is None else unroll
+    if unroll not in ("auto", "1"):
+        raise RMSNormError(f"unroll must be 'auto' (ptxas decides) or '1' (one load in flight), got {unroll!r}")
+    chain = "_chain" if unroll == "1" else ""
     if not wide:
         if block not in (None, REDUCE_THREADS):
             raise RMSNormError("the original kernel runs on exactly 128 threads")
-        return Plan("rms_norm_f32", REDUCE_THREADS, False, REDUCE_THREADS)
+        return Plan(f"rms_norm_f32{chain}", REDUCE_THREADS, False, REDUCE_THREADS)
     vec = n % 4 == 0 and bool(aligned)
     if block is None:
         units = n // 4 if vec else n
@@ -92,14 +98,17 @@ def plan(n: int, aligned: bool = True, block: int | None = None, wide: bool | No
         raise RMSNormError(f"the widened kernel needs a block of 128 to 1024 threads in whole warps "
                            f"(the reduction runs on threads 0..127), got {block}")
     if reduce == "wide":
+        if chain:
+            raise RMSNormError("LAUNCHLAB_RMS_UNROLL=1 exists for the narrow reduction only: the widened "
+                               "reduction's stride is blockDim.x, which ptxas does not unroll anyway")
         return Plan(f"rms_norm_wide_reduce<{'true' if vec else 'false'}>", block, vec, block)
     if block == REDUCE_THREADS and not vec:
-        return Plan("rms_norm_f32", REDUCE_THREADS, False, REDUCE_THREADS)   # stays on the original
-    return Plan(f"rms_norm_wide<{'true' if vec else 'false'}>", block, vec, REDUCE_THREADS)
+        return Plan(f"rms_norm_f32{chain}", REDUCE_THREADS, False, REDUCE_THREADS)   # stays on the original
+    return Plan(f"rms_norm_wide{chain}<{'true' if vec else 'false'}>", block, vec, REDUCE_THREADS)
 
 
 def rms_norm(x, w, y=None, eps: float = EPS, n: int | None = None, block: int | None = None,
-             wide: bool | None = None, reduce: str | None = None, stats=None):
+             wide: bool | None = None, reduce: str | None = None, stats=None, unroll: str | None = None):
     """Launch the RMS norm on CuPy arrays (one block per row). Returns (y, plan)."""
     mode.require_live("launching the RMS norm")
     import cupy as cp
@@ -108,7 +117,7 @@ def rms_norm(x, w, y=None, eps: float = EPS, n: int | None = None, block: int | 
     if y is None:
         y = cp.empty_like(x)
     rows = validate(x, w, y, n, eps)
-    p = plan(n, launch.aligned16(x, w, y), block, wide, reduce)
+    p = plan(n, launch.aligned16(x, w, y), block, wide, reduce, unroll)
     if stats is not None and (stats.dtype != np.float32 or stats.size < 2 * rows):
         raise RMSNormError(f"stats needs {2 * rows} float32 slots")
     k = kernels.kernel(FAMILY, p.expr)
@@ -190,9 +199,11 @@ def cupy_rms_norm(x, w, eps, out, sq, s):
 
 
 class Bench:
-    """One row at width n on the GPU, timed as the lecture does: 327 launches in one CUDA graph."""
+    """One row at width n on the GPU, timed as the lecture does: 327 launches in one CUDA graph. With
+    cold=True it also keeps enough copies of x, w and y that a graph cycling through them finds each copy
+    outside the L2 (timing.copies_for)."""
 
-    def __init__(self, n: int, seed: int = 3):
+    def __init__(self, n: int, seed: int = 3, cold: bool = False):
         mode.require_live("timing the RMS norm")
         import cupy as cp
         self.cp, self.n = cp, n
@@ -201,15 +212,76 @@ class Bench:
         self.y = cp.empty_like(self.x)
         self.sq = cp.empty_like(self.x)
         self.s = cp.empty((), dtype=cp.float32)
+        self.copies: list[tuple] = []
+        if cold:
+            k = timing.copies_for(3 * self.x.nbytes, hardware.from_device().l2_bytes)
+            self.copies = [(self.x.copy(), self.w.copy(), cp.empty_like(self.x)) for _ in range(k)]
 
-    def run(self, arm: str, block: int | None = None):
+    def run(self, arm: str, block: int | None = None, unroll: str = "auto", copy: int | None = None):
+        x, w, y = (self.x, self.w, self.y) if copy is None else self.copies[copy]
         if arm == "cupy":
-            return cupy_rms_norm(self.x, self.w, EPS, self.y, self.sq, self.s)
-        return rms_norm(self.x, self.w, self.y, EPS, self.n, block=block, wide=(arm == "wide"), reduce="narrow")
+            return cupy_rms_norm(x, w, EPS, y, self.sq, self.s)
+        return rms_norm(x, w, y, EPS, self.n, block=block, wide=(arm == "wide"), reduce="narrow", unroll=unroll)
 
-    def time(self, arm: str, block: int | None = None, reps: int = 10, launches: int = NORMS_PER_TOKEN):
-        return timing.graph(lambda: self.run(arm, block), launches=launches, reps=reps,
-                            label=f"{arm} n={self.n} block={block}")
+    def time(self, arm: str, block: int | None = None, reps: int = 10, launches: int = NORMS_PER_TOKEN,
+             unroll: str = "auto"):
+        """Per launch in a CUDA graph of `launches` norms of one row: hot L2."""
+        return timing.graph(lambda: self.run(arm, block, unroll), launches=launches, reps=reps,
+                            label=f"{arm} n={self.n} block={block} unroll={unroll} hot")
+
+    def time_cold(self, arm: str, block: int | None = None, reps: int = 10, unroll: str = "auto"):
+        """Per launch in a CUDA graph cycling through the copies: cold L2."""
+        if not self.copies:
+            raise RMSNormError("this Bench was built without cold=True: it has no copies to rotate")
+        fns = [lambda i=i: self.run(arm, block, unroll, copy=i) for i in range(len(self.copies))]
+        return timing.graph_cold(fns, reps=reps, label=f"{arm} n={self.n} block={block} unroll={unroll} cold")
+
+
+@dataclass
+class InFlightArm:
+    """One arm of the loads-in-flight experiment at one width: its plan, the loads one trip of each of its
+    loops issues (from the SASS of the recording machine's compile), and its times cold and hot."""
+    arm: str                   # original | wide
+    unroll: str                # auto (ptxas decides) | 1 (#pragma unroll 1)
+    expr: str
+    block: int
+    loop_loads: list[int]      # LDG per trip, loop by loop in address order ([] if no SASS tool was there)
+    cold: timing.Timing
+    hot: timing.Timing
+
+
+@dataclass
+class InFlight:
+    """§2's premise tested: does the 128-thread kernel really have one load in flight per thread?"""
+    n: int
+    sass_from: str             # which compiler's SASS loop_loads come from
+    arms: list[InFlightArm]
+
+    def arm(self, arm: str, unroll: str) -> InFlightArm:
+        return next(a for a in self.arms if (a.arm, a.unroll) == (arm, unroll))
+
+
+def loop_loads(expr: str) -> tuple[list[int], str]:
+    """LDG instructions per trip of each loop of one rms_norm kernel, from the SASS of this machine's NVRTC
+    (offline compile, cuobjdump). ([], why) when no SASS tool is installed."""
+    try:
+        b = kernels.compile_offline(FAMILY)
+        return ([lp.global_loads for lp in kernels.loop_bodies(b.sass(expr))],
+                f"NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]}, sm_90")
+    except kernels.KernelError as e:
+        return [], f"no SASS: {e}"
+
+
+def in_flight(n: int = 7168, reps: int = 20) -> InFlight:
+    b = Bench(n, cold=True)
+    arms, how = [], ""
+    for arm in ("original", "wide"):
+        for unroll in ("auto", "1"):
+            p = plan(n, True, wide=(arm == "wide"), reduce="narrow", unroll=unroll)
+            loads, how = loop_loads(p.expr)
+            arms.append(InFlightArm(arm, unroll, p.expr, p.block, loads,
+                                    b.time_cold(arm, reps=reps, unroll=unroll), b.time(arm, reps=reps, unroll=unroll)))
+    return InFlight(n, how, arms)
 
 
 @dataclass
@@ -230,6 +302,7 @@ class Identity:
     reduce_out_max_rel_change: float
     reduce_ss_max_ulps: int
     max_rel_err_vs_float64: dict[str, float]
+    chain_identical: bool
     emulation_ss_matches_gpu: dict[str, int]
     apply_emulation_matches_gpu: bool
     ss_bits: dict[str, list[int]]
@@ -281,6 +354,7 @@ class RMSData:
     fallback: list[Fallback]
     timing: list[WidthTiming]
     abba_7168: timing.ABBA
+    in_flight: InFlight
     source: str = field(default="", metadata={RECORDED: False})
 
     def times(self, n: int) -> WidthTiming:
@@ -309,8 +383,10 @@ def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> Identit
     x = cp.asarray(xs)
     wd = cp.asarray(w)
     outs, stats, plans = {}, {}, {}
-    for arm, kw in (("original", dict(wide=False)), ("wide", dict(wide=True, reduce="narrow")),
-                    ("wide_reduce", dict(wide=True, reduce="wide"))):
+    for arm, kw in (("original", dict(wide=False, unroll="auto")), ("wide", dict(wide=True, reduce="narrow", unroll="auto")),
+                    ("wide_reduce", dict(wide=True, reduce="wide", unroll="auto")),
+                    ("original_chain", dict(wide=False, unroll="1")),
+                    ("wide_chain", dict(wide=True, reduce="narrow", unroll="1"))):
         y = cp.full(x.shape, np.nan, dtype=cp.float32)
         st = cp.full(2 * count, np.nan, dtype=cp.float32)
         _, p = rms_norm(x, wd, y, EPS, n, stats=st, **kw)
@@ -327,6 +403,8 @@ def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> Identit
         "n": n, "rows": count, "seed": seed,
         "plans": {k: recordings.encode(p) for k, p in plans.items()},
         "wide_identical": bool(o.tobytes() == wv.tobytes()),
+        "chain_identical": bool(o.tobytes() == outs["original_chain"].tobytes() == outs["wide_chain"].tobytes()
+                                and stats["original"].tobytes() == stats["original_chain"].tobytes()),
         "ss_wide_identical": bool(stats["original"].tobytes() == stats["wide"].tobytes()),
         "reduce_ss_rows_changed": int(np.sum(floatbits.bits(ss_o) != floatbits.bits(ss_r))),
         "reduce_inv_rows_changed": int(np.sum(floatbits.bits(stats["original"][:, 1])
@@ -413,7 +491,8 @@ def time_width(n: int) -> WidthTiming:
         cu, how = b.time("cupy"), "graph"
     except Exception as e:  # noqa: BLE001 - fall back to events, and say so
         cu, how = timing.events(lambda: b.run("cupy"), reps=50), f"events (graph capture failed: {type(e).__name__})"
-    return WidthTiming(n, original, wide, plan(n, True, wide=True, reduce="narrow").block, blocks, cu, how)
+    return WidthTiming(n, original, wide, plan(n, True, wide=True, reduce="narrow", unroll="auto").block, blocks, cu,
+                       how)
 
 
 def measure() -> RMSData:
@@ -430,7 +509,8 @@ def measure() -> RMSData:
     for i, n in enumerate(WIDTHS):
         times.append(time_width(n))
         prog(i + 1, len(WIDTHS))
-    return RMSData(list(WIDTHS), NORMS_PER_TOKEN, EPS, ident, fb, times, abba(Bench(7168)), "live")
+    return RMSData(list(WIDTHS), NORMS_PER_TOKEN, EPS, ident, fb, times, abba(Bench(7168)), in_flight(7168),
+                   "live")
 
 
 def _parse(d: dict, source: str) -> RMSData:
@@ -461,6 +541,7 @@ def point(n: int, block: int) -> tuple[float, float, str]:
 def headline(d: RMSData) -> dict:
     t = d.times(7168)
     ident = d.identity_at(7168)
+    f = d.in_flight
     return {"rms_original_us_7168": t.original.median,
             "rms_wide_us_7168": t.wide.median,
             "rms_speedup_7168": t.original.median / t.wide.median,
@@ -469,4 +550,10 @@ def headline(d: RMSData) -> dict:
             "rms_wide_byte_identical_all_widths": all(x.wide_identical for x in d.identity),
             "rms_fallbacks_byte_identical": all(f.identical for f in d.fallback),
             "rms_wide_reduce_out_rows_changed_7168": ident.reduce_out_rows_changed,
-            "rms_wide_reduce_rows_7168": ident.rows}
+            "rms_wide_reduce_rows_7168": ident.rows,
+            "rms_chain_byte_identical_all_widths": all(x.chain_identical for x in d.identity),
+            "rms_original_cold_us_7168": f.arm("original", "auto").cold.median,
+            "rms_wide_cold_us_7168": f.arm("wide", "auto").cold.median,
+            "rms_speedup_cold_7168": f.arm("original", "auto").cold.median / f.arm("wide", "auto").cold.median,
+            "rms_chain_original_cold_us_7168": f.arm("original", "1").cold.median,
+            "rms_chain_speedup_cold_7168": f.arm("original", "1").cold.median / f.arm("wide", "1").cold.median}

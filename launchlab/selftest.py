@@ -129,6 +129,14 @@ for _n in (2048, 7168, 7166):
         return "48/48 rows, both reductions"
 
 
+for _n in (2048, 7168, 7166):
+    @check("02", f"rms_norm-n{_n}-one-load-in-flight-twins-byte-identical")
+    def _rms_chain(n=_n):
+        c = _rms_compare(n)
+        assert c.chain_identical, "a #pragma unroll 1 twin changed the bytes"
+        return "original_chain and wide_chain == original"
+
+
 @check("02", "rms_norm-fallbacks-byte-identical")
 def _fallbacks():
     fb = rmsnorm.fallback_checks(count=8)
@@ -154,7 +162,7 @@ def _kda_compare():
     return kda.compare(12, seed=3)
 
 
-for _name in [f"BV={bv} {m}" for bv in (kda.V, kda.BV_TILED) for m in kda.MODES]:
+for _name in [kda.variant_name(b, bv, m) for b in kda.BODIES for bv in (kda.V, kda.BV_TILED) for m in kda.MODES]:
     @check("03", "kda-" + _name.replace("=", "").replace(" ", "-"))
     def _kda_variant(name=_name):
         r = _kda_compare().variants[name]
@@ -164,7 +172,7 @@ for _name in [f"BV={bv} {m}" for bv in (kda.V, kda.BV_TILED) for m in kda.MODES]
         return f"identical={r.identical_to_baseline} err o {r.rel_err_o:.1e} state {r.rel_err_state:.1e}"
 
 
-for _bad in (dict(bv=24), dict(bv=256), dict(mode_="x")):
+for _bad in (dict(bv=24), dict(bv=256), dict(mode_="x"), dict(body="x")):
     @check("03", "kda-refuses-" + "-".join(f"{k}{v}" for k, v in _bad.items()))
     def _kda_refuse(bad=_bad):
         try:

@@ -16,13 +16,17 @@ from . import audit, bandwidth, instruments, kda, occupancy_probe, rmsnorm, wave
 
 BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
-# section notebook -> [(read the recording, its headline figures)]
+def _kda_and_ceiling(data_dir=None):
+    return kda.recorded(data_dir), bandwidth.CEILING.recorded(data_dir)
+
+
+# section notebook -> [(read the recording(s), its headline figures)]
 SOURCES = {
     "00": [(instruments.recorded, instruments.headline)],
     "01": [(bandwidth.recorded, bandwidth.headline), (waves.recorded, waves.headline),
            (occupancy_probe.recorded, occupancy_probe.headline)],
     "02": [(rmsnorm.recorded, rmsnorm.headline)],
-    "03": [(kda.recorded, kda.headline)],
+    "03": [(kda.recorded, kda.headline), (_kda_and_ceiling, kda.starvation_headline)],
     "05": [(kda.recorded, audit.headline)],
 }
 
@@ -44,7 +48,8 @@ def figures(data_dir=None) -> dict:
     for sec, sources in SOURCES.items():
         figs: dict = {}
         for load, headline in sources:
-            part = headline(load(data_dir))
+            loaded = load(data_dir)
+            part = headline(*loaded) if isinstance(loaded, tuple) else headline(loaded)
             clash = set(part) & set(figs)
             if clash:
                 raise ValueError(f"section {sec}: figures {sorted(clash)} are given twice")

@@ -8,8 +8,13 @@ events(fn)      CUDA events recorded around each call on one stream, after warm-
                 most of the reading (the naive instrument; the device recording shows both).
 graph(fn, n)    n calls captured once into a CUDA graph; each rep replays the graph between two events and
                 reports elapsed / n. The launches are pre-built, so the per-launch gap shrinks to the
-                graph's (~0.5 us on an H200): the instrument for microsecond kernels, and the one the
-                lecture's "327 norms per token" calls for.
+                graph's own per-launch cost (notebook 00 measures it: instruments.launch_costs()): the
+                instrument for microsecond kernels, and the one the lecture's "327 norms per token" calls for.
+graph_cold(fns) the same, but launch i runs fns[i % len(fns)], each on its own copy of the buffers, and the
+                copies together are several times the L2 (copies_for): every launch finds its data in HBM,
+                as a decode step does when the rest of the model has run since this layer's last call.
+                The instrument to compare with a bytes / bandwidth floor. Every other instrument here
+                replays the same buffers and so runs with a hot L2 -- Timing.l2 says which.
 abba(a, b)      two arms of one build measured interleaved A B | B A | A B ... so drift (clocks, thermals,
                 other tenants) lands on both arms alike; every rep is kept in order.
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -71,9 +76,15 @@ class Timing:
         """Coefficient of variation: stddev / mean."""
         return self.stddev / self.mean if self.mean else math.nan
 
+    @property
+    def l2(self) -> str:
+        """'cold' when every launch found its data outside the L2 (graph_cold), 'hot' when the reps replayed
+        the same buffers (everything else): say it beside every time."""
+        return "cold" if self.method.endswith("-cold") else "hot"
+
     def summary(self) -> str:
         return (f"median {self.median:.3f} us, stddev {self.stddev:.3f} us ({self.cv:.1%}), "
-                f"min {self.min:.3f}, max {self.max:.3f}, n={self.n} ({self.method})")
+                f"min {self.min:.3f}, max {self.max:.3f}, n={self.n} ({self.method}, {self.l2} L2)")
 
     def to_dict(self) -> dict:
         return {"reps_us": self.reps_us, "method": self.method, "launches_per_rep": self.launches_per_rep,
@@ -104,9 +115,12 @@ def spin(us: float, stream=None) -> None:
 
 
 def events(fn: Callable[[], object], reps: int = 10, warmup: int = 3, stream=None, label: str = "",
-           preroll_us: float = 200.0) -> Timing:
+           preroll_us: float = 200.0, l2: str = "hot") -> Timing:
     """Time `fn()` (which enqueues GPU work on the current stream) with a pair of CUDA events per rep,
-    each rep queued behind a `preroll_us` GPU spin so host launch overhead stays out of the window."""
+    each rep queued behind a `preroll_us` GPU spin so host launch overhead stays out of the window.
+    l2="cold" records that fn itself rotates over buffers larger than the L2 (the caller's promise)."""
+    if l2 not in ("hot", "cold"):
+        raise ValueError(f"l2 must be 'hot' or 'cold', got {l2!r}")
     cp = _cupy()
     if reps < 1:
         raise ValueError("reps must be at least 1")
@@ -125,7 +139,8 @@ def events(fn: Callable[[], object], reps: int = 10, warmup: int = 3, stream=Non
             end.record(stream)
             end.synchronize()
             out.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
-    return Timing(out, "events" if preroll_us > 0 else "events-naive", 1, label)
+    method = "events" if preroll_us > 0 else "events-naive"
+    return Timing(out, method + ("-cold" if l2 == "cold" else ""), 1, label)
 
 
 def capture(fn: Callable[[], object], launches: int, stream):
@@ -162,6 +177,51 @@ def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup:
         end.synchronize()
         out.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / launches)
     return Timing(out, "graph", launches, label)
+
+
+L2_MARGIN = 3     # the rotated copies add up to at least this many L2s
+
+
+def copies_for(footprint_bytes: int, l2_bytes: int, margin: int = L2_MARGIN) -> int:
+    """How many copies of a launch's buffers (footprint_bytes each) a cold-L2 rotation needs: enough that
+    the bytes touched between two launches on one copy are `margin` times the L2, so the copy's lines have
+    been evicted before it comes round again (Triton's do_bench instead writes a 256 MB buffer between reps,
+    nvbench a buffer of the L2's size; a rotation keeps the graph free of flush kernels)."""
+    if footprint_bytes <= 0 or l2_bytes <= 0:
+        raise ValueError("footprint and L2 size must be positive")
+    return max(2, -(-margin * l2_bytes // footprint_bytes))
+
+
+def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None, reps: int = 10,
+               warmup: int = 2, label: str = "") -> Timing:
+    """Per-launch time with a cold L2: a CUDA graph of launches that cycle through `fns` (each launches the
+    kernel on its own copy of the buffers; build them with copies_for). `launches` is rounded up to a whole
+    number of cycles so every copy runs equally often."""
+    cp = _cupy()
+    if not fns:
+        raise ValueError("graph_cold needs at least one buffer copy")
+    if reps < 1:
+        raise ValueError("reps must be at least 1")
+    n = len(fns)
+    launches = n * max(1, -(-(launches or n) // n))
+    stream = cp.cuda.Stream(non_blocking=True)
+    for f in fns:               # compile/load outside the capture; touches every copy once
+        f()
+    cp.cuda.Device().synchronize()
+    it = iter(range(launches))
+    g = capture(lambda: fns[next(it) % n](), launches, stream)
+    for _ in range(warmup):
+        g.launch(stream)
+    stream.synchronize()
+    out = []
+    for _ in range(reps):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record(stream)
+        g.launch(stream)
+        end.record(stream)
+        end.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / launches)
+    return Timing(out, "graph-cold", launches, label)
 
 
 @dataclass

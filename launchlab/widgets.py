@@ -278,16 +278,16 @@ class RMSExplorer(Explorer):
 
     def update(self, n: int, block: int) -> dict:
         orig, wide, source = rmsnorm.point(n, block)
-        p_o = rmsnorm.plan(n, wide=False)
-        p_w = rmsnorm.plan(n, block=block, wide=True, reduce="narrow")
+        p_o = rmsnorm.plan(n, wide=False, unroll="auto")
+        p_w = rmsnorm.plan(n, block=block, wide=True, reduce="narrow", unroll="auto")
         return {"n": n, "block": block, "original_us": orig, "wide_us": wide, "source": source,
                 "original_in_flight": p_o.bytes_in_flight, "wide_in_flight": p_w.bytes_in_flight,
                 "wide_expr": p_w.expr}
 
     def text(self, r: dict) -> str:
-        return (f"width {r['n']}: original 128 threads, {r['original_in_flight']} B in flight -> "
-                f"{r['original_us']:.3f} us;  {r['wide_expr']} at block {r['block']}, "
-                f"{r['wide_in_flight'] // 1024} KiB in flight -> {r['wide_us']:.3f} us  "
+        return (f"width {r['n']}: original 128 threads ({r['original_in_flight']} B per load of x, one per "
+                f"thread) -> {r['original_us']:.3f} us;  {r['wide_expr']} at block {r['block']} "
+                f"({r['wide_in_flight'] / 1024:g} KiB per load) -> {r['wide_us']:.3f} us  "
                 f"({r['original_us'] / r['wide_us']:.2f}x; hot L2; {r['source']})")
 
     def controls(self):
@@ -302,31 +302,35 @@ class RMSExplorer(Explorer):
 
 
 class KDAExplorer(Explorer):
-    """§3/§5: tensor parallelism (heads per rank) and BV -> grid, share of SMs with work, the step's time."""
+    """§3/§5: tensor parallelism (heads per rank), BV and the kernel body -> grid, share of SMs with work, the
+    step's time (CUDA graph, hot L2)."""
 
     def __init__(self, data: "kda.KDAData"):
         super().__init__()
         self.data = data
 
-    def update(self, tp: int, bv: int) -> dict:
+    def update(self, tp: int, bv: int, body: str = "tuned") -> dict:
         m = "store" if bv == kda.V else "rn"
-        p = kda.plan(kda.HEADS_TP[tp], kda.V, bv, m)
-        us, source = kda.point(tp, bv, m)
+        p = kda.plan(kda.HEADS_TP[tp], kda.V, bv, m, body)
+        us, source = kda.point(tp, bv, m, body)
         c = occupancy.coverage(p.blocks)
-        return {"tp": tp, "n_head": p.n_head, "bv": bv, "mode": m, "grid": p.grid, "blocks": p.blocks,
-                "block": p.block, "sms": c.sms_with_work, "pct": c.percent_sms, "us": us, "source": source}
+        return {"tp": tp, "n_head": p.n_head, "bv": bv, "mode": m, "body": body, "grid": p.grid,
+                "blocks": p.blocks, "block": p.block, "cols": p.columns_per_warp, "sms": c.sms_with_work,
+                "pct": c.percent_sms, "us": us, "source": source}
 
     def text(self, r: dict) -> str:
-        return (f"tp={r['tp']}: {r['n_head']} heads, BV={r['bv']} ({r['mode']}): grid {r['grid'][0]} x "
-                f"{r['grid'][1]} = {r['blocks']} blocks of {r['block']} threads, {r['sms']} SMs with work "
-                f"({r['pct']:.0f}%) -> {r['us']:.3f} us per step (graph; {r['source']})")
+        return (f"tp={r['tp']}: {r['n_head']} heads, {r['body']} body, BV={r['bv']} ({r['mode']}): grid "
+                f"{r['grid'][0]} x {r['grid'][1]} = {r['blocks']} blocks of {r['block']} threads, {r['cols']} "
+                f"columns per warp, {r['sms']} SMs with work ({r['pct']:.0f}%) -> {r['us']:.3f} us per step "
+                f"(graph, hot L2; {r['source']})")
 
     def controls(self):
         import ipywidgets as w
         return [_control(w.Dropdown(options=[1, 2, 4, 8], value=8, description="tp"), "tp"),
                 _control(w.SelectionSlider(options=[16, 32, 64, 128], value=32, description="BV",
-                                           continuous_update=False, layout=SLIDER), "bv")]
+                                           continuous_update=False, layout=SLIDER), "bv"),
+                _control(w.Dropdown(options=list(kda.BODIES), value="tuned", description="body"), "body")]
 
-    def render(self, tp, bv):
-        r = self.update(tp, bv)
-        return self.text(r), plots.kda_bv(self.data, tp, mark=(bv, r["us"]))
+    def render(self, tp, bv, body="tuned"):
+        r = self.update(tp, bv, body)
+        return self.text(r), plots.kda_bv(self.data, tp, body, mark=(bv, r["us"]))

@@ -14,8 +14,8 @@ def test_defaults_and_env(clean_gates, monkeypatch):
 
 def test_restore_set_returns_every_gate_to_baseline(clean_gates, monkeypatch):
     rs = gates.restore_set()
-    assert rs == ("LAUNCHLAB_KDA_ELIDE=store LAUNCHLAB_KDA_VT=0 LAUNCHLAB_RMS_REDUCE=narrow LAUNCHLAB_RMS_WIDE=0 "
-                  "LAUNCHLAB_STREAM_UNROLL=1 LAUNCHLAB_STREAM_VEC=1")
+    assert rs == ("LAUNCHLAB_KDA_BODY=walk LAUNCHLAB_KDA_ELIDE=store LAUNCHLAB_KDA_VT=0 LAUNCHLAB_RMS_REDUCE=narrow "
+                  "LAUNCHLAB_RMS_UNROLL=auto LAUNCHLAB_RMS_WIDE=0 LAUNCHLAB_STREAM_UNROLL=1 LAUNCHLAB_STREAM_VEC=1")
     for assignment in rs.split():
         k, v = assignment.split("=")
         monkeypatch.setenv(k, v)
@@ -38,3 +38,24 @@ def test_every_gate_selects_a_compiled_variant():
     for v in gates.GATES["STREAM_VEC"].choices:
         for u in gates.GATES["STREAM_UNROLL"].choices:
             assert bandwidth.expr(int(v), int(u)) in exprs
+
+
+def test_every_kda_and_rms_arm_names_a_compiled_kernel(clean_gates, monkeypatch):
+    """Each gate combination resolves, before any launch, to an instantiation the build contains."""
+    from launchlab import kda, kernels, rmsnorm
+    kda_exprs, rms_exprs = set(kernels.FAMILIES["kda_decode"]), set(kernels.FAMILIES["rms_norm"])
+    for body in gates.GATES["KDA_BODY"].choices:
+        for vt in gates.GATES["KDA_VT"].choices:
+            for m in gates.GATES["KDA_ELIDE"].choices:
+                for k, v in (("KDA_BODY", body), ("KDA_VT", vt), ("KDA_ELIDE", m)):
+                    monkeypatch.setenv("LAUNCHLAB_" + k, v)
+                p = kda.plan(12)
+                assert p.expr in kda_exprs and p.body == body and p.mode == m
+                assert p.block == (128 if body == "walk" else p.bv // 4 * 32)
+    for wide in ("0", "1"):
+        for unroll in gates.GATES["RMS_UNROLL"].choices:
+            for n, aligned in ((7168, True), (7166, True), (7168, False)):
+                monkeypatch.setenv("LAUNCHLAB_RMS_WIDE", wide)
+                monkeypatch.setenv("LAUNCHLAB_RMS_UNROLL", unroll)
+                p = rmsnorm.plan(n, aligned)
+                assert p.expr in rms_exprs and (("_chain" in p.expr) == (unroll == "1")), p

@@ -93,3 +93,20 @@ def test_show_refuses_a_variant_the_course_does_not_launch():
         kernels.show("rms_norm", "rms_norm_wide<int>")
     with pytest.raises(kernels.KernelError, match="not a variant"):
         kernels.show("nope", "x")
+
+
+def test_an_empty_nvrtc_log_leaves_the_shared_one_byte_objects_alone():
+    """NVRTC writes into the buffer it is handed. With an empty log (size 1: the terminator) a `b" " * n` buffer
+    is CPython's shared b" " object, and writing into it turned later single spaces into NULs on Python 3.12
+    (notebook outputs on the H200 lost the space between f-string fields). The buffer must be our own."""
+    nvrtc = kernels._nvrtc()
+    err, prog = nvrtc.nvrtcCreateProgram(b'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }', b"k.cu", 0,
+                                         [], [])
+    try:
+        nvrtc.nvrtcCompileProgram(prog, 1, [b"-arch=sm_90"])
+        assert nvrtc.nvrtcGetProgramLogSize(prog)[1] == 1          # the case that used to corrupt b" "
+        assert kernels._program_log(nvrtc, prog) == ""
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    assert bytes([32]) == b"\x20" and list(b" ") == [32]
+    assert eval(compile('f"{1} {2}"', "<cell>", "eval")) == "1 2"

@@ -27,6 +27,7 @@ def test_a_grid_that_mentions_the_dimension_through_a_plan_is_found(tmp_path):
 
 def test_headline_figures():
     h = audit.headline(kda.recorded())
-    assert h["kda_baseline_blocks_tp1"] == 96 and h["kda_baseline_blocks_tp8"] == 12
+    assert h["kda_main_blocks_tp1"] == 96 and h["kda_main_blocks_tp8"] == 12
     assert h["audit_sites_grid_from_head"] == 1 and h["audit_launch_sites"] >= 8
-    assert h["kda_baseline_tbs_tp8"] < h["kda_baseline_tbs_tp1"] / 5
+    assert h["kda_main_cold_tbs_tp8"] < h["kda_main_cold_tbs_tp1"] / 5
+    assert h["kda_main_cold_us_tp8"] > 0.8 * h["kda_main_cold_us_tp1"]      # 1/8 of the work, about the same time

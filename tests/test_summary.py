@@ -24,7 +24,8 @@ def test_one_object_keyed_by_section(figs):
 
 
 @pytest.mark.parametrize("key", ["01.copy_ceiling_tbs", "01.peak_read_tbs", "02.rms_speedup_7168",
-                                 "03.kda_tiled_speedup_12h", "03.kda_vs_fla_12h"])
+                                 "03.kda_tiled_speedup_12h", "03.kda_vs_fla_12h", "03.main_kernel_ratio",
+                                 "03.main_kernel_spread_pct", "02.rms_speedup_cold_7168"])
 def test_the_figures_the_issue_names(figs, key):
     sec, name = key.split(".")
     assert isinstance(figs[sec][name], float)
@@ -43,7 +44,11 @@ def test_values_are_the_recordings(figs):
     assert figs["01"]["copy_ceiling_tbs"] == pytest.approx(s.copy_tbs, rel=1e-3)
     assert figs["01"]["peak_read_tbs"] == pytest.approx(s.peak().tbs, rel=1e-3)
     d = kda.recorded()
-    assert figs["03"]["kda_tiled_speedup_12h"] == pytest.approx(d.diag.baseline.median / d.diag.tiled.median, rel=1e-3)
+    assert figs["03"]["kda_tiled_speedup_12h"] == pytest.approx(d.baseline(8).timing.median / d.tiled(8).timing.median,
+                                                               rel=1e-3)
+    g = kda.diagnose_rung(d.main, s.copy_tbs)
+    assert figs["03"]["main_kernel_ratio"] == pytest.approx(g.ratio, rel=1e-3)
+    assert figs["03"]["main_kernel_spread_pct"] == pytest.approx(100 * g.spread, rel=1e-3)
 
 
 def test_the_table_prints_the_same_figures(figs):
