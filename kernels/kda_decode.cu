@@ -25,6 +25,9 @@
 //   BV = V   -> grid = n_head: one block per head (the starving baseline: 12 blocks at tp = 8)
 //   BV = 32  -> grid = (V/32) * n_head: value tiles, as FLA's fused_recurrent KDA/gated-delta kernels launch
 //
+// Block timeline (template TL, default false): kda_walk<MODE, true> / kda_decode<MODE, true> also stamp each
+// block's SM and lifetime (timeline.cuh) -- where main's 12 blocks sit; the default instantiations omit it.
+//
 // Write elision (template MODE):
 //   KDA_STORE          pass 1 stores S*exp(g) to `scratch` in global memory; pass 2 re-reads it (the baseline)
 //   KDA_RECOMPUTE_RN   pass 2 re-reads S and recomputes __fmul_rn(S, exp(g)): the product is rounded exactly as
@@ -32,6 +35,7 @@
 //   KDA_RECOMPUTE_FMA  pass 2 writes S*exp(g) + k*d with plain operators: nvcc (--fmad=true) contracts it into
 //                      an FFMA that skips the product's rounding -- last bits move, tolerances still pass
 #include "common.cuh"
+#include "timeline.cuh"
 
 #define KD 128
 #define COLS_PER_WARP 4
@@ -91,10 +95,11 @@ __device__ __forceinline__ float4 update(float4 u, float4 e4, float4 k4, float d
 }
 
 // Main's kernel (see the header): 4 warps, each walking cpw = BV / 4 columns in turn, one load in flight.
-template <int MODE>
+template <int MODE, bool TL = false>
 __global__ void kda_walk(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                          const float* __restrict__ g, const float* __restrict__ beta,
                          float* __restrict__ state, float* __restrict__ scratch, float* __restrict__ o, int V) {
+    BlockStamp<TL> stamp;
     const int h = blockIdx.y;
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;                            // blockDim.x == 128 (the host enforces it)
@@ -133,13 +138,15 @@ __global__ void kda_walk(const float* __restrict__ q, const float* __restrict__ 
         const float oj = warp_sum(dot4(n, q4));
         if (lane == 0) o[h * V + j0 + c] = oj;
     }
+    stamp.stop();
 }
 
 // The tuned kernel: a warp owns COLS_PER_WARP columns and issues all their loads before using any.
-template <int MODE>
+template <int MODE, bool TL = false>
 __global__ void kda_decode(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                            const float* __restrict__ g, const float* __restrict__ beta,
                            float* __restrict__ state, float* __restrict__ scratch, float* __restrict__ o, int V) {
+    BlockStamp<TL> stamp;
     const int h = blockIdx.y;
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -188,6 +195,7 @@ __global__ void kda_decode(const float* __restrict__ q, const float* __restrict_
         const float oj = warp_sum(dot4(n, q4));
         if (lane == 0) o[h * V + j0 + c] = oj;
     }
+    stamp.stop();
 }
 
 template __global__ void kda_decode<KDA_STORE>(const float*, const float*, const float*, const float*, const float*,
@@ -202,3 +210,9 @@ template __global__ void kda_walk<KDA_RECOMPUTE_RN>(const float*, const float*, 
                                                     const float*, float*, float*, float*, int);
 template __global__ void kda_walk<KDA_RECOMPUTE_FMA>(const float*, const float*, const float*, const float*,
                                                      const float*, float*, float*, float*, int);
+template __global__ void kda_walk<KDA_STORE, true>(const float*, const float*, const float*, const float*,
+                                                   const float*, float*, float*, float*, int);
+template __global__ void kda_decode<KDA_RECOMPUTE_RN, true>(const float*, const float*, const float*, const float*,
+                                                            const float*, float*, float*, float*, int);
+template __global__ void kda_walk<KDA_RECOMPUTE_RN, true>(const float*, const float*, const float*, const float*,
+                                                          const float*, float*, float*, float*, int);

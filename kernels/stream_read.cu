@@ -10,7 +10,11 @@
 //   stream_read<4,1>  float4 loads, one in flight
 //   stream_read<1,4>  scalar loads, four in flight
 //   stream_read<4,4>  float4 loads, four in flight                 (default)
+// stream_read_timeline<VEC, UNROLL> is the same loop stamping each block's SM and lifetime (timeline.cuh),
+// held to the default's 32 registers by __launch_bounds__ so it runs at the same occupancy as the kernel it
+// observes; stream_read itself compiles without it.
 #include "common.cuh"
+#include "timeline.cuh"
 
 template <int VEC> struct vec_of;
 template <> struct vec_of<1> { using type = float; };
@@ -19,8 +23,10 @@ template <> struct vec_of<4> { using type = float4; };
 __device__ __forceinline__ float lane_sum(float v) { return v; }
 __device__ __forceinline__ float lane_sum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
-template <int VEC, int UNROLL>
-__global__ void stream_read(const float* __restrict__ src, long long n_vec, float* __restrict__ partial) {
+template <int VEC, int UNROLL, bool TL>
+__device__ __forceinline__ void stream_read_body(const float* __restrict__ src, long long n_vec,
+                                                 float* __restrict__ partial) {
+    BlockStamp<TL> stamp;
     using V = typename vec_of<VEC>::type;
     __shared__ float shm[32];
     const V* __restrict__ p = reinterpret_cast<const V*>(src);
@@ -41,9 +47,22 @@ __global__ void stream_read(const float* __restrict__ src, long long n_vec, floa
     for (; i < n_vec; i += stride) acc += lane_sum(p[i]);            // the remainder, one at a time
     const float total = block_sum(acc, shm);
     if (threadIdx.x == 0) partial[blockIdx.x] = total;
+    stamp.stop();
+}
+
+template <int VEC, int UNROLL>
+__global__ void stream_read(const float* __restrict__ src, long long n_vec, float* __restrict__ partial) {
+    stream_read_body<VEC, UNROLL, false>(src, n_vec, partial);
+}
+
+template <int VEC, int UNROLL>
+__global__ void __launch_bounds__(1024, 2) stream_read_timeline(const float* __restrict__ src, long long n_vec,
+                                                                float* __restrict__ partial) {
+    stream_read_body<VEC, UNROLL, true>(src, n_vec, partial);
 }
 
 template __global__ void stream_read<1, 1>(const float*, long long, float*);
 template __global__ void stream_read<4, 1>(const float*, long long, float*);
 template __global__ void stream_read<1, 4>(const float*, long long, float*);
 template __global__ void stream_read<4, 4>(const float*, long long, float*);
+template __global__ void stream_read_timeline<4, 4>(const float*, long long, float*);

@@ -9,14 +9,27 @@
 // fixed_bytes: the memory-bound contrast. Every block reads its own fixed chunk; many blocks are resident and
 // they share the bandwidth, so finishing times spread out and the steps wash into a ramp.
 #include "common.cuh"
+#include "timeline.cuh"
 
-extern "C" __global__ void fixed_work(float* __restrict__ out, int iters, float a, float b) {
+template <bool TL>
+__device__ __forceinline__ void fixed_work_body(float* __restrict__ out, int iters, float a, float b) {
+    BlockStamp<TL> stamp;
     extern __shared__ float residency_pad[];          // its size sets residency; the kernel barely touches it
     float x = 1.0e-3f * (float)(threadIdx.x + 1);
 #pragma unroll 8
     for (int i = 0; i < iters; ++i) x = fmaf(x, a, b);  // a dependent chain: one FMA latency per step
     if (threadIdx.x == 0) residency_pad[0] = x;
     out[(long long)blockIdx.x * blockDim.x + threadIdx.x] = x;
+    stamp.stop();
+}
+
+extern "C" __global__ void fixed_work(float* __restrict__ out, int iters, float a, float b) {
+    fixed_work_body<false>(out, iters, a, b);
+}
+
+// The same, stamping each block's SM and lifetime (timeline.cuh): where the waves land.
+extern "C" __global__ void fixed_work_timeline(float* __restrict__ out, int iters, float a, float b) {
+    fixed_work_body<true>(out, iters, a, b);
 }
 
 extern "C" __global__ void fixed_bytes(const float4* __restrict__ src, int vec_per_block, float* __restrict__ partial) {

@@ -10,7 +10,9 @@ core -- the machine and how the course measures it
     occupancy     resident blocks per SM, the limiter that binds, blocks per wave, SMs with work
     launch        launch geometry checked before any launch (grid, block, shared memory, alignment)
     kernels       the CUDA sources in kernels/: CuPy RawModule live, NVRTC cubin + SASS anywhere; show()
-    timing        CUDA events, CUDA-graph timing, ABBA interleaving; every rep kept
+    timing        CUDA events, CUDA-graph timing (hot, and cold over rotated copies), ABBA; every rep kept
+    timeline      per-block SM and start/end stamps from inside a kernel; achieved occupancy from them
+    profile       Nsight Compute (ncu) run on a child process, its CSV parsed: the cross-check
     gates         LAUNCHLAB_* runtime gates that pick a kernel variant at launch; the restore set
     recordings    recordings with provenance; stale and corrupt ones refuse to load; typed <-> JSON
     provenance    which GPU, driver, CUDA runtime and CuPy made a measurement, and when
@@ -24,6 +26,7 @@ sections -- one module per lecture idea; each owns a Door with measure(), data()
     bandwidth       §1: streaming reads against grid and block; bytes in flight; the copy ceiling
     waves           §1: wave quantization of fixed work per block; the memory-bound ramp
     occupancy_probe §1: the driver's occupancy answers, swept, against the calculator
+    achieved        §1/§3: achieved occupancy against grid size from block timelines, beside ncu
     rmsnorm         §2: the single-block RMS norm, widened apply, byte-identity, the widened reduction
     frontier        §2.2: a fixed saving against a moving frontier and a 2% gate
     kda             §3: the KDA decode step, grid = n_head vs value tiles; write elision; contention
@@ -44,9 +47,10 @@ face -- what a learner, an instructor or a maintainer touches
 __version__ = "0.1.0"
 
 LAYERS = {
-    "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "gates", "recordings",
-             "provenance", "floatbits", "diagnosis", "progress", "door"),
-    "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "rmsnorm", "frontier", "kda", "audit"),
+    "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
+             "recordings", "provenance", "floatbits", "diagnosis", "progress", "door"),
+    "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
+                 "audit"),
     "face": ("banner", "plots", "widgets", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

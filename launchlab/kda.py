@@ -148,17 +148,24 @@ def validate(q, k, v, g, beta, state, o, n_head: int, v_dim: int) -> None:
 
 
 def step(q, k, v, g, beta, state, o, scratch=None, bv: int | None = None, mode_: str | None = None,
-         body: str | None = None) -> Plan:
-    """One decode step on CuPy arrays, in place on `state`; o receives the output."""
+         body: str | None = None, timeline: bool = False) -> Plan:
+    """One decode step on CuPy arrays, in place on `state`; o receives the output. timeline=True launches the
+    instantiation that stamps each block's SM and lifetime (launchlab.timeline captures them)."""
     mode.require_live("launching the KDA decode step")
     n_head, v_dim = v.shape
     p = plan(n_head, v_dim, bv, mode_, body)
+    expr = p.expr
+    if timeline:
+        expr = p.expr[:-1] + ", true>"
+        if expr not in kernels.FAMILIES[FAMILY]:
+            raise KDAError(f"no block-timeline instantiation of {p.expr} is built (have: "
+                           + ", ".join(e for e in kernels.FAMILIES[FAMILY] if "true" in e) + ")")
     validate(q, k, v, g, beta, state, o, n_head, v_dim)
     if scratch is None or scratch.size < state.size:
         if p.mode == "store":
             raise KDAError("mode 'store' needs a scratch buffer the size of the state")
         scratch = state           # unused by rn/fma
-    kernels.kernel(FAMILY, p.expr).launch(p.grid, p.block, (q, k, v, g, beta, state, scratch, o, np.int32(v_dim)))
+    kernels.kernel(FAMILY, expr).launch(p.grid, p.block, (q, k, v, g, beta, state, scratch, o, np.int32(v_dim)))
     return p
 
 

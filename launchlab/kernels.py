@@ -29,10 +29,13 @@ CPP_STD = "-std=c++17"
 # Every family the course launches, with the instantiations it needs. tests/test_kernels.py checks that every
 # .cu file in kernels/ is listed here and compiles offline.
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "stream_read": ("stream_read<1, 1>", "stream_read<4, 1>", "stream_read<1, 4>", "stream_read<4, 4>"),
-    "waves": ("fixed_work", "fixed_bytes"),
+    "stream_read": ("stream_read<1, 1>", "stream_read<4, 1>", "stream_read<1, 4>", "stream_read<4, 4>",
+                    "stream_read_timeline<4, 4>"),
+    "waves": ("fixed_work", "fixed_bytes", "fixed_work_timeline"),
+    "timeline": ("globaltimer_ticks",),
     "spin": ("spin_wait",),
-    "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>", "kda_walk<0>", "kda_walk<1>", "kda_walk<2>"),
+    "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>", "kda_walk<0>", "kda_walk<1>", "kda_walk<2>",
+                   "kda_walk<0, true>", "kda_walk<1, true>", "kda_decode<1, true>"),
     "rms_norm": ("rms_norm_f32", "rms_norm_wide<false>", "rms_norm_wide<true>", "rms_norm_wide_reduce<false>",
                  "rms_norm_wide_reduce<true>", "rms_norm_f32_chain", "rms_norm_wide_chain<false>",
                  "rms_norm_wide_chain<true>"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-from . import bandwidth, instruments, kda, mode, occupancy_probe, provenance, recordings, rmsnorm, waves
+from . import achieved, bandwidth, instruments, kda, mode, occupancy_probe, provenance, recordings, rmsnorm, waves
 from .door import Door
 
 RECORDINGS: dict[str, tuple[Door, ...]] = {
@@ -21,6 +21,7 @@ RECORDINGS: dict[str, tuple[Door, ...]] = {
     "section01": (bandwidth.DOOR, waves.DOOR),
     "section02": (rmsnorm.DOOR,),
     "section03": (kda.DOOR,),
+    "timeline": (achieved.DOOR,),
 }
 SECTIONS = tuple(RECORDINGS)
 

@@ -13,7 +13,9 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from . import bandwidth, kda, launch, mode, occupancy_probe, rmsnorm, waves
+import numpy as np
+
+from . import bandwidth, kda, kernels, launch, mode, occupancy_probe, rmsnorm, timeline, waves
 
 TOL = 1e-5
 
@@ -94,6 +96,42 @@ def _fixed_work():
 @check("01", "waves-fixed_bytes")
 def _fixed_bytes():
     return _below(_wave_kernels().check_references()["fixed_bytes"], TOL)
+
+
+@check("01", "timeline-stamped-stream_read-sums-like-numpy-and-stamps-every-block")
+def _stamped_stream():
+    import cupy as cp
+    sr = _reader()
+    xs = sr.x[: 1 << 18]
+    k = kernels.kernel(bandwidth.FAMILY, "stream_read_timeline<4, 4>")
+    sr.partial[:37] = np.nan
+    t = timeline.capture(bandwidth.FAMILY, lambda: k.launch(37, 256, (xs, np.int64(xs.size // 4), sr.partial)), 37,
+                         256, "check")
+    got = cp.asnumpy(sr.partial[:37]).astype(np.float64)
+    ref = bandwidth.reference_partials(cp.asnumpy(xs), 37, 256, 4)
+    _below(float(np.max(np.abs(got - ref) / np.abs(ref))), TOL)
+    assert t.sms_with_work == 37 and all(e >= s_ for s_, e in zip(t.start_ns, t.end_ns)), t.sm
+    return f"37 blocks on {t.sms_with_work} SMs, span {t.span_ns} ns"
+
+
+@check("03", "timeline-kda-main-runs-on-12-sms-and-matches-its-unstamped-bytes")
+def _stamped_kda():
+    b = kda.Bench(12)
+    o_plain, s_plain = b.one_step(kda.V, "store", "walk")
+    b.state[...] = b.state0
+    t = timeline.capture(kda.FAMILY, lambda: kda.step(b.q, b.k, b.vv, b.g, b.beta, b.state, b.o, b.scratch, kda.V,
+                                                      "store", "walk", timeline=True), 12, 128, "check")
+    import cupy as cp
+    assert cp.asnumpy(b.state).tobytes() == s_plain.tobytes() and cp.asnumpy(b.o).tobytes() == o_plain.tobytes()
+    assert t.sms_with_work == 12, t.sm
+    return f"12 blocks on 12 SMs, byte-identical to the unstamped kernel, span {t.span_ns} ns"
+
+
+@check("01", "timeline-globaltimer-ticks")
+def _ticks():
+    r = timeline.resolution(64)
+    assert r.min_ns > 0 and r.tick_ns < 2000, r.gaps_ns[:8]
+    return f"median gap {r.tick_ns:.0f} ns, smallest {r.min_ns} ns"
 
 
 @check("01", "occupancy_probe-every-variant-bytes-equal-numpy")

@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from . import audit, bandwidth, instruments, kda, occupancy_probe, rmsnorm, waves
+from . import achieved, audit, bandwidth, instruments, kda, occupancy_probe, rmsnorm, waves
 
 BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
@@ -24,7 +24,7 @@ def _kda_and_ceiling(data_dir=None):
 SOURCES = {
     "00": [(instruments.recorded, instruments.headline)],
     "01": [(bandwidth.recorded, bandwidth.headline), (waves.recorded, waves.headline),
-           (occupancy_probe.recorded, occupancy_probe.headline)],
+           (occupancy_probe.recorded, occupancy_probe.headline), (achieved.recorded, achieved.headline)],
     "02": [(rmsnorm.recorded, rmsnorm.headline)],
     "03": [(kda.recorded, kda.headline), (_kda_and_ceiling, kda.starvation_headline)],
     "05": [(kda.recorded, audit.headline)],

@@ -147,13 +147,17 @@ class WaveKernels:
         self.max_grid = max_grid
         self.out = cp.empty(max_grid * 1024, dtype=cp.float32)
         self.work = kernels.kernel(FAMILY, "fixed_work")
+        self.work_stamped = kernels.kernel(FAMILY, "fixed_work_timeline")
         self.bytes_k = kernels.kernel(FAMILY, "fixed_bytes")
         self.src = None
 
-    def launch_work(self, grid: int, residency: int = 2, block: int = BLOCK, iters: int = ITERS):
+    def launch_work(self, grid: int, residency: int = 2, block: int = BLOCK, iters: int = ITERS,
+                    timeline: bool = False):
+        """fixed_work at `residency` blocks per SM; timeline=True runs the twin that stamps each block's SM and
+        lifetime (same shared memory, so the same residency)."""
         smem = residency_smem(residency, block, self.work.registers, self.spec)
-        self.work.launch(grid, block, (self.out, np.int32(iters), np.float32(A), np.float32(B)), smem=smem,
-                         spec=self.spec)
+        k = self.work_stamped if timeline else self.work
+        k.launch(grid, block, (self.out, np.int32(iters), np.float32(A), np.float32(B)), smem=smem, spec=self.spec)
         return smem
 
     def _source(self, grid: int):

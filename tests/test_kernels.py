@@ -25,7 +25,8 @@ def test_compiles_offline_for_sm90(family):
 
 
 def test_headers_are_hashed_with_their_kernel():
-    assert set(kernels.sha256s("stream_read")) == {"stream_read.cu", "common.cuh"}
+    assert set(kernels.sha256s("stream_read")) == {"stream_read.cu", "common.cuh", "timeline.cuh"}
+    assert set(kernels.sha256s("timeline")) == {"timeline.cu", "timeline.cuh"}
 
 
 def test_ptxas_log_parser():
