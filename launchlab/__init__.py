@@ -36,6 +36,7 @@ face -- what a learner, an instructor or a maintainer touches
     banner        the mode line every notebook prints first
     plots         the course's figures; one convention for the chosen point
     widgets       the explorers, on one scaffold
+    exercises     answer cells checked with an explanation: one convention for notebooks, lab and self-check
     summary       every section's headline figures from the recordings (`summary --json`)
     recorder      every door measured on a GPU into data/recordings/
     selftest      every kernel against its numpy reference, as named checks
@@ -51,6 +52,6 @@ LAYERS = {
              "recordings", "provenance", "floatbits", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
                  "audit"),
-    "face": ("banner", "plots", "widgets", "summary", "recorder", "selftest", "bench", "environment",
+    "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

@@ -253,3 +253,66 @@ def kda_bv(data: "kda.KDAData", tp: int, body: str = "tuned", mark: tuple[float,
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+def block_timelines(cases, sm_count: int = 132):
+    """One panel per launch: every block as a bar on the row of the SM it ran on, from its start to its end
+    (%globaltimer, us). Blocks that shared an SM at once are stacked inside its row; a later wave is drawn in
+    a second colour. Empty rows are SMs the launch never used."""
+    n = len(cases)
+    fig, axes = plt.subplots(1, n, figsize=(4.1 * n, 3.9), sharey=True, squeeze=False)
+    wave_colors = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
+    for ax, c in zip(axes[0], cases):
+        t = c.timeline
+        wave_of = {b: i for i, w in enumerate(t.waves()) for b in w}
+        slots: dict[int, list[int]] = {}
+        for b in sorted(range(t.grid), key=lambda x: t.start_ns[x]):
+            ends = slots.setdefault(t.sm[b], [])
+            k = next((i for i, e in enumerate(ends) if e <= t.start_ns[b]), len(ends))
+            if k == len(ends):
+                ends.append(0)
+            ends[k] = t.end_ns[b]
+            depth = max(1, t.max_resident_per_sm())
+            h = 0.9 / depth
+            ax.broken_barh([(t.start_ns[b] / 1e3, (t.end_ns[b] - t.start_ns[b]) / 1e3)],
+                           (t.sm[b] - 0.45 + k * h, h * 0.92), color=wave_colors[wave_of[b] % 4], lw=0)
+        ax.set_ylim(sm_count - 0.5, -0.5)
+        ax.set_xlim(0, t.span_ns / 1e3 * 1.02)
+        ax.set_xlabel("time since the first block started (us)")
+        waves = len(t.waves())
+        ax.set_title(f"{c.name}\n{t.grid} blocks x {t.block} threads on {t.sms_with_work} of {sm_count} SMs"
+                     + (f", {waves} waves" if waves > 1 else ""), fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_ylabel("SM (%smid)")
+    fig.tight_layout()
+    return fig
+
+
+def achieved_vs_grid(data, mark: tuple[float, float] | None = None):
+    """§1's streaming read: achieved occupancy from each launch's block timeline against its grid, beside ncu's
+    reading of the same launch, the calculator's theoretical occupancy and the share of SMs with work."""
+    cases = data.stream
+    grids = [c.grid for c in cases]
+    fig, ax = plt.subplots(figsize=(8, 3.9))
+    ax.plot(grids, [100 * min(g, 132) / 132 for g in grids], "s:", color="0.55", ms=4, label="SMs with work (%)")
+    ax.plot(grids, [c.theoretical_pct for c in cases], "--", color="0.2", lw=1.2,
+            label="theoretical occupancy (calculator)")
+    ax.plot(grids, [c.achieved_pct for c in cases], "o-", color="#1b9e77", label="achieved, from the block timeline")
+    nc = [(c.grid, r.achieved_pct) for c in cases if (r := data.ncu_for(c.name)) is not None]
+    if nc:
+        ax.plot(*zip(*nc), "x", color="#d95f02", ms=8, mew=2, label="achieved, ncu (sm__warps_active)")
+    bpw = cases[0].blocks_per_sm * 132
+    for k in (1, 2):
+        ax.axvline(k * bpw, color="#7570b3", ls=":", lw=1)
+    ax.annotate(f"one wave = {bpw} blocks", (bpw, 75), fontsize=8, color="#7570b3", xytext=(-4, 0),
+                textcoords="offset points", ha="right")
+    if mark:
+        mark_chosen(ax, *mark)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(f"grid (blocks of {cases[0].block} threads), stream_read<4, 4>")
+    ax.set_ylabel("percent")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
+    ax.set_title("Occupancy is a property of the launch: the grid has to supply the blocks", fontsize=10)
+    fig.tight_layout()
+    return fig

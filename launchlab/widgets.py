@@ -148,14 +148,27 @@ class BandwidthExplorer(Explorer):
 
     def update(self, grid: int, block: int) -> dict:
         p, source = bandwidth.point(grid, block)
-        return {"grid": grid, "block": block, "in_flight_kib": self.sweep.in_flight(p) / 1024,
+        regs = self.sweep.regs.get(bandwidth.expr(p.vec, p.unroll), 32)
+        occ = occupancy.occupancy(block, regs, 0)
+        in_flight = self.sweep.in_flight(p)
+        latency_ns = bandwidth.latency_estimate_ns(self.sweep)
+        resident = min(grid, occ.blocks_per_wave)
+        return {"grid": grid, "block": block, "in_flight_kib": in_flight / 1024,
                 "sms_with_work": occupancy.coverage(grid).sms_with_work, "source": source,
-                "tbs": p.tbs, "median_us": p.timing.median, "stddev_us": p.timing.stddev}
+                "tbs": p.tbs, "median_us": p.timing.median, "stddev_us": p.timing.stddev,
+                "blocks_per_sm": occ.blocks_per_sm, "blocks_per_wave": occ.blocks_per_wave,
+                "slots_pct": 100 * resident * occ.warps_per_block / (occ.sm_count * occ.max_warps_per_sm),
+                "little_tbs": min(in_flight / (latency_ns * 1e-9) / 1e12, self.sweep.copy_tbs * 1.06),
+                "latency_ns": latency_ns, "ceiling_tbs": self.sweep.copy_tbs}
 
     def text(self, r: dict) -> str:
         return (f"grid {r['grid']} x block {r['block']}: {r['sms_with_work']} SMs with work, "
                 f"{r['in_flight_kib']:.0f} KiB in flight -> {r['tbs']:.2f} TB/s "
-                f"({r['median_us']:.1f} us cold L2, stddev {r['stddev_us']:.1f} us; {r['source']})")
+                f"({r['median_us']:.1f} us cold L2, stddev {r['stddev_us']:.1f} us; {r['source']})\n"
+                f"calculator: {r['blocks_per_sm']} blocks/SM, {r['blocks_per_wave']} per wave -> this grid fills "
+                f"{r['slots_pct']:.1f}% of the GPU's warp slots; Little's law ({r['in_flight_kib']:.0f} KiB / "
+                f"{r['latency_ns']:.0f} ns) predicts {r['little_tbs']:.2f} TB/s; the copy ceiling is "
+                f"{r['ceiling_tbs']:.2f}")
 
     def controls(self):
         import ipywidgets as w
@@ -270,11 +283,13 @@ class WaveExplorer(Explorer):
 
 
 class RMSExplorer(Explorer):
-    """§2: width and block size for the widened apply, against the original at the same width."""
+    """§2: width and block size for the widened apply, against the original at the same width, with the
+    calculator's and the floor's reading of the chosen point."""
 
     def __init__(self, data: "rmsnorm.RMSData"):
         super().__init__()
         self.data = data
+        self.ceiling_tbs = bandwidth.ceiling().tbs
 
     def update(self, n: int, block: int) -> dict:
         orig, wide, source = rmsnorm.point(n, block)
@@ -282,13 +297,17 @@ class RMSExplorer(Explorer):
         p_w = rmsnorm.plan(n, block=block, wide=True, reduce="narrow", unroll="auto")
         return {"n": n, "block": block, "original_us": orig, "wide_us": wide, "source": source,
                 "original_in_flight": p_o.bytes_in_flight, "wide_in_flight": p_w.bytes_in_flight,
-                "wide_expr": p_w.expr}
+                "wide_expr": p_w.expr, "warps": -(-block // 32),
+                "floor_us": 3 * n * 4 / (self.ceiling_tbs * 1e12) * 1e6}
 
     def text(self, r: dict) -> str:
         return (f"width {r['n']}: original 128 threads ({r['original_in_flight']} B per load of x, one per "
                 f"thread) -> {r['original_us']:.3f} us;  {r['wide_expr']} at block {r['block']} "
                 f"({r['wide_in_flight'] / 1024:g} KiB per load) -> {r['wide_us']:.3f} us  "
-                f"({r['original_us'] / r['wide_us']:.2f}x; hot L2; {r['source']})")
+                f"({r['original_us'] / r['wide_us']:.2f}x; hot L2; {r['source']})\n"
+                f"calculator: one block of {r['warps']} warps on 1 of 132 SMs ({100 * r['warps'] / (132 * 64):.2f}% "
+                f"of the GPU's warp slots); floor {r['floor_us']:.3f} us (x and w read, y written, at "
+                f"{self.ceiling_tbs:.2f} TB/s): one row is latency, not bandwidth")
 
     def controls(self):
         import ipywidgets as w
@@ -303,26 +322,35 @@ class RMSExplorer(Explorer):
 
 class KDAExplorer(Explorer):
     """§3/§5: tensor parallelism (heads per rank), BV and the kernel body -> grid, share of SMs with work, the
-    step's time (CUDA graph, hot L2)."""
+    step's time (CUDA graph, hot L2), and beside it the calculator's, the floor's and the recorded cold reading."""
 
     def __init__(self, data: "kda.KDAData"):
         super().__init__()
         self.data = data
+        self.ceiling_tbs = bandwidth.ceiling().tbs
 
     def update(self, tp: int, bv: int, body: str = "tuned") -> dict:
         m = "store" if bv == kda.V else "rn"
         p = kda.plan(kda.HEADS_TP[tp], kda.V, bv, m, body)
         us, source = kda.point(tp, bv, m, body)
         c = occupancy.coverage(p.blocks)
+        g = kda.geometry(p.n_head, bv, m, body)
+        cold = self.data.point(tp, bv, m, body).cold
+        floor = p.bytes_moved() / (self.ceiling_tbs * 1e12) * 1e6
         return {"tp": tp, "n_head": p.n_head, "bv": bv, "mode": m, "body": body, "grid": p.grid,
                 "blocks": p.blocks, "block": p.block, "cols": p.columns_per_warp, "sms": c.sms_with_work,
-                "pct": c.percent_sms, "us": us, "source": source}
+                "pct": c.percent_sms, "us": us, "source": source, "blocks_per_sm": g.blocks_per_sm,
+                "wave_pct": 100 * g.share_slots, "floor_us": floor, "cold_us": cold.median if cold else None}
 
     def text(self, r: dict) -> str:
+        cold = (f"; recorded cold {r['cold_us']:.2f} us = {r['cold_us'] / r['floor_us']:.1f}x the floor"
+                if r["cold_us"] else "")
         return (f"tp={r['tp']}: {r['n_head']} heads, {r['body']} body, BV={r['bv']} ({r['mode']}): grid "
                 f"{r['grid'][0]} x {r['grid'][1]} = {r['blocks']} blocks of {r['block']} threads, {r['cols']} "
                 f"columns per warp, {r['sms']} SMs with work ({r['pct']:.0f}%) -> {r['us']:.3f} us per step "
-                f"(graph, hot L2; {r['source']})")
+                f"(graph, hot L2; {r['source']})\n"
+                f"calculator: {r['blocks_per_sm']} blocks/SM, so the grid fills {r['wave_pct']:.1f}% of one wave; "
+                f"floor {r['floor_us']:.2f} us (bytes / {self.ceiling_tbs:.2f} TB/s){cold}")
 
     def controls(self):
         import ipywidgets as w

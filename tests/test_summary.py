@@ -25,7 +25,8 @@ def test_one_object_keyed_by_section(figs):
 
 @pytest.mark.parametrize("key", ["01.copy_ceiling_tbs", "01.peak_read_tbs", "02.rms_speedup_7168",
                                  "03.kda_tiled_speedup_12h", "03.kda_vs_fla_12h", "03.main_kernel_ratio",
-                                 "03.main_kernel_spread_pct", "02.rms_speedup_cold_7168"])
+                                 "03.main_kernel_spread_pct", "02.rms_speedup_cold_7168",
+                                 "01.achieved_occupancy_vs_ncu_max_abs_pct"])
 def test_the_figures_the_issue_names(figs, key):
     sec, name = key.split(".")
     assert isinstance(figs[sec][name], float)
@@ -76,3 +77,10 @@ def test_the_kept_browser_report_is_a_passing_run_over_every_notebook(figs):
     assert all(w >= 200 for r in report["results"] for w in r.get("slider_track_px", []))
     assert figs["browser"] == {"notebooks": report["notebooks"], "widgets_moved": report["widgets_moved"],
                                "console_errors": 0, "notebooks_failed": 0}
+
+
+def test_achieved_occupancy_agrees_with_ncu(figs):
+    from launchlab import achieved
+    assert figs["01"]["achieved_occupancy_vs_ncu_max_abs_pct"] == pytest.approx(achieved.recorded().max_abs_vs_ncu(),
+                                                                                rel=1e-3)
+    assert figs["01"]["achieved_occupancy_vs_ncu_max_abs_pct"] <= 10

@@ -1,0 +1,216 @@
+"""Exercises: the learner answers in a cell, the next cell checks the answer and explains it.
+
+Convention (the lab and the self-check build on it):
+
+    # cell tagged `exercise`                      # cell tagged `check`
+    my_blocks_per_wave = None   # your answer     exercises.check("01.blocks_per_wave", my_blocks_per_wave)
+
+`check(key, answer, *context)` prints one `Feedback` (`grade()` returns it, for the lab's scoring): "not answered yet" for None (so a blank notebook runs
+clean under nbval), "not a number" for the wrong kind of answer, or right/wrong with the reason -- computed
+from the same data the notebook shows (`context`: the section's recorded or live result), never a traceback.
+The answer it expects is computed, not typed in: in live mode a predict-then-measure exercise is scored
+against what the GPU measured a moment ago.
+
+Every exercise is registered here by key ("<notebook>.<name>"); tests/test_exercises.py checks that each has
+a right, a wrong and a blank answer handled, and that every notebook cell tagged `check` names one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import achieved, diagnosis, hardware, kda, kernels, occupancy
+
+
+@dataclass(frozen=True)
+class Exercise:
+    key: str
+    prompt: str                                   # what to answer, with its unit
+    expected: Callable[..., object]               # (*context) -> the right answer
+    why: Callable[..., str]                       # (*context) -> the reasoning, shown with every verdict
+    kind: str = "number"                          # "number" or "choice"
+    rel_tol: float = 0.0                          # numbers: accepted relative error
+    abs_tol: float = 0.0                          # numbers: accepted absolute error (e.g. percentage points)
+    choices: tuple[str, ...] = ()
+
+
+@dataclass
+class Feedback:
+    key: str
+    status: str                                   # "blank", "invalid", "right" or "wrong"
+    text: str
+    expected: object = field(default=None, repr=False)
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "right"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+EXERCISES: dict[str, Exercise] = {}
+
+
+def register(e: Exercise) -> Exercise:
+    if e.key in EXERCISES:
+        raise ValueError(f"exercise {e.key} registered twice")
+    if e.kind not in ("number", "choice") or (e.kind == "choice") != bool(e.choices):
+        raise ValueError(f"{e.key}: a choice exercise needs choices, a number exercise none")
+    EXERCISES[e.key] = e
+    return e
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def grade(key: str, answer, *context) -> Feedback:
+    """The verdict on one answer, without printing it."""
+    e = EXERCISES.get(key)
+    if e is None:
+        return Feedback(key, "invalid", f"[{key}] no such exercise (known: {', '.join(sorted(EXERCISES))})")
+    if answer is None or (isinstance(answer, str) and not answer.strip()):
+        return Feedback(key, "blank", f"[{key}] not answered yet: {e.prompt}. Write your answer in the cell above "
+                                      f"and run both cells again.")
+    want = e.expected(*context)
+    if e.kind == "number":
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
+            return Feedback(key, "invalid", f"[{key}] {answer!r} is not a number: {e.prompt}.", want)
+        tol = max(e.abs_tol, e.rel_tol * abs(float(want)))
+        ok = abs(float(answer) - float(want)) <= tol
+        off = "" if float(want) == 0 else f" ({float(answer) / float(want):.2f}x the answer)"
+        head = (f"[{key}] right: {_fmt(answer)}" if ok else
+                f"[{key}] not quite: you wrote {_fmt(answer)}, the answer is {_fmt(want)}{off}")
+        if tol and ok:
+            head += f" (the answer is {_fmt(want)}; accepted within {_fmt(tol)})"
+    else:
+        a = str(answer).strip().lower()
+        if a not in e.choices:
+            return Feedback(key, "invalid", f"[{key}] {answer!r} is not one of {', '.join(map(repr, e.choices))}.",
+                            want)
+        ok = a == want
+        head = f"[{key}] right: {a!r}" if ok else f"[{key}] not quite: you chose {a!r}, the answer is {want!r}"
+    return Feedback(key, "right" if ok else "wrong", f"{head}.\n  Why: {e.why(*context)}", want)
+
+
+def check(key: str, answer, *context) -> None:
+    """Grade one answer and print the feedback: the `check` cell's whole output (grade() returns it instead)."""
+    print(grade(key, answer, *context).text)
+
+
+# ------------------------------------------------------------------ notebook 01
+def _stream_occ():
+    regs, smem = kernels.resources("stream_read", "stream_read<4, 4>")
+    return occupancy.occupancy(256, regs, smem)
+
+
+register(Exercise(
+    "01.blocks_per_wave", "how many blocks of 256 threads make one full wave of stream_read<4, 4> on the H200",
+    lambda: _stream_occ().blocks_per_wave,
+    lambda: (lambda o: f"stream_read<4, 4> uses {o.regs} registers per thread, so a block of 256 needs "
+                       f"{o.regs_per_block:,} of an SM's 65,536: {o.limits['registers']} blocks by registers, "
+                       f"{o.limits['warps']} by warps (64 warps / 8 per block) -> {o.blocks_per_sm} per SM, x 132 "
+                       f"SMs = {o.blocks_per_wave} blocks. One more block starts a second wave.")(_stream_occ())))
+
+register(Exercise(
+    "01.achieved_grid264", "predict the achieved occupancy (percent) of the streaming read at grid 264, block 256",
+    lambda d: d.case(achieved.stream_name(264)).achieved_pct,
+    lambda d: (lambda c: f"264 blocks on 132 SMs is 2 per SM, 8 warps each: 2 x 8 / 64 = 25 % of the warp slots. "
+                         f"The calculator allows {c.blocks_per_sm} per SM ({c.theoretical_pct:.0f} %), but the grid "
+                         f"only supplies 2. The timeline measured {c.achieved_pct:.1f} %"
+                         + (f", ncu {r.achieved_pct:.1f} %." if (r := d.ncu_for(c.name)) else "."))(
+        d.case(achieved.stream_name(264))),
+    abs_tol=5.0))
+
+
+# ------------------------------------------------------------------ notebook 02
+def _reduction_loads(rec) -> int:
+    return max(rec.in_flight.arm("original", "auto").loop_loads[:2])
+
+
+register(Exercise(
+    "02.inflight_reduction", "bytes of x that one trip of the original kernel's reduction loop has in flight "
+                             "across its 128 threads",
+    lambda rec: 128 * _reduction_loads(rec) * 4,
+    lambda rec: f"the SASS shows {_reduction_loads(rec)} loads of x per trip of the unrolled reduction loop: 128 "
+                f"threads x {_reduction_loads(rec)} loads x 4 B = {128 * _reduction_loads(rec) * 4:,} B -- not the "
+                f"512 B of one load per thread that the lecture's arithmetic assumes."))
+
+
+def _chain_speedup(rec) -> float:
+    f = rec.in_flight
+    return f.arm("original", "1").cold.median / f.arm("wide", "1").cold.median
+
+
+register(Exercise(
+    "02.chain_widening", "with one load in flight per thread (LAUNCHLAB_RMS_UNROLL=1), what does widening the "
+                         "apply buy at 7,168, cold: 'about 32x', 'about 2x' or 'nothing'",
+    lambda rec: "about 32x" if _chain_speedup(rec) > 10 else ("about 2x" if _chain_speedup(rec) > 1.3 else "nothing"),
+    lambda rec: f"measured {_chain_speedup(rec):.2f}x. The apply's bytes in flight do grow ~32x, but the reduction "
+                f"stays on 128 threads (its width is part of its numerics) and is a chain of 56 dependent loads "
+                f"in both arms -- now most of the time. Amdahl, inside one kernel.",
+    kind="choice", choices=("about 32x", "about 2x", "nothing")))
+
+
+# ------------------------------------------------------------------ notebook 03
+register(Exercise(
+    "03.floor_main", "main's floor in microseconds: its bytes per launch over the copy ceiling",
+    lambda d, ceiling_tbs: d.main.bytes / (ceiling_tbs * 1e12) * 1e6,
+    lambda d, ceiling_tbs: f"{d.main.bytes:,} B / {ceiling_tbs:.2f} TB/s = "
+                           f"{d.main.bytes / (ceiling_tbs * 1e12) * 1e6:.3f} us: four trips of the 768 KiB state "
+                           f"(read, stage, re-read, write) plus the per-head vectors, at the rate a copy gets.",
+    rel_tol=0.03))
+
+_VERDICT_CASE = dict(bytes_moved=8.0e6, reps=[40.0 + 0.1 * ((7 * i) % 10) for i in range(20)], tbs=4.0,
+                     geometry=diagnosis.Geometry(24, 132, 8))
+
+
+def _verdict():
+    c = _VERDICT_CASE
+    return diagnosis.diagnose(c["bytes_moved"], c["reps"], c["tbs"], geometry=c["geometry"])
+
+
+register(Exercise(
+    "03.verdict", "a kernel moves 8 MB in a median 40.4 us (20 reps within 1 us of each other) on a 4 TB/s "
+                  "device, with 24 blocks on 132 SMs: 'starvation', 'contention', 'bandwidth-bound' or "
+                  "'arithmetic-bound'",
+    lambda: _verdict().verdict,
+    lambda: "; ".join(_verdict().reasons) + ".",
+    kind="choice", choices=("starvation", "contention", "bandwidth-bound", "arithmetic-bound")))
+
+register(Exercise(
+    "03.tiles_speedup", "predict how many times faster main's kernel gets (cold) when BV = 32 takes its grid from "
+                        "12 to 48 blocks, with the bytes unchanged",
+    lambda d: d.main.cold.median / d.rung("walk", kda.BV_TILED, "store").cold.median,
+    lambda d: (lambda t: f"measured {d.main.cold.median:.1f} -> {t:.1f} us = {d.main.cold.median / t:.2f}x. Each "
+                         f"warp walks 8 columns instead of 32, so its chain is 4x shorter; what every block still "
+                         f"does once (load q, k, g, take exp(g), launch) keeps it under 4x.")(
+        d.rung("walk", kda.BV_TILED, "store").cold.median),
+    rel_tol=0.2))
+
+
+# ------------------------------------------------------------------ notebook 05
+register(Exercise(
+    "05.grid_tp4", "how many blocks main's KDA grid has on one rank at tp = 4",
+    lambda: kda.plan(kda.HEADS_TP[4], kda.V, kda.V, "store", "walk").blocks,
+    lambda: f"96 heads / 4 ranks = {kda.HEADS_TP[4]} heads per rank, and main's grid is n_head: "
+            f"{kda.HEADS_TP[4]} blocks, {100 * kda.HEADS_TP[4] / hardware.spec('H200').sm_count:.0f} % of the "
+            f"SMs. Value tiles (BV = 32) would make it {kda.plan(kda.HEADS_TP[4], kda.V, 32, 'rn', 'walk').blocks}."))
+
+
+def _tp_ratio(d) -> float:
+    return d.point(1, kda.V, "store", "walk").cold.median / d.point(8, kda.V, "store", "walk").cold.median
+
+
+register(Exercise(
+    "05.main_tp1_over_tp8", "main's cold time per step at tp = 1 (96 heads) over its time at tp = 8 (12 heads): "
+                            "'about 8', 'about 1' or 'about 1/8'",
+    lambda d: "about 8" if _tp_ratio(d) > 4 else ("about 1" if _tp_ratio(d) > 0.5 else "about 1/8"),
+    lambda d: f"measured {_tp_ratio(d):.2f}. tp = 1 has 8x the work but also 8x the blocks, and each block walks "
+              f"the same 32 columns per warp: the time is one block's walk either way. Sharding cut the work and "
+              f"the grid together, so the rank got no faster.",
+    kind="choice", choices=("about 8", "about 1", "about 1/8")))

@@ -1,0 +1,80 @@
+"""The exercise convention: every registered exercise answers blank, wrong, invalid and right answers with an
+explanation (never a traceback), and every section notebook has at least two exercises wired to it."""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from launchlab import achieved, bandwidth, exercises, kda, rmsnorm
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTIONS = ("01_the_arithmetic", "02_the_width_was_wrong", "03_starvation_vs_contention", "05_sharding_plants_bugs")
+
+
+def context(key):
+    return {"01.achieved_grid264": lambda: (achieved.recorded(),),
+            "02.inflight_reduction": lambda: (rmsnorm.recorded(),),
+            "02.chain_widening": lambda: (rmsnorm.recorded(),),
+            "03.floor_main": lambda: (kda.recorded(), bandwidth.CEILING.recorded().tbs),
+            "03.tiles_speedup": lambda: (kda.recorded(),),
+            "05.main_tp1_over_tp8": lambda: (kda.recorded(),)}.get(key, lambda: ())()
+
+
+@pytest.mark.parametrize("key", sorted(exercises.EXERCISES))
+def test_every_answer_gets_feedback_not_a_traceback(key):
+    e, ctx = exercises.EXERCISES[key], context(key)
+    want = e.expected(*ctx)
+    right = exercises.grade(key, want, *ctx)
+    assert right.correct and "Why:" in right.text
+    wrong_answer = (float(want) * 3 + 7 if e.kind == "number" else next(c for c in e.choices if c != want))
+    wrong = exercises.grade(key, wrong_answer, *ctx)
+    assert wrong.status == "wrong" and "the answer is" in wrong.text and "Why:" in wrong.text
+    assert exercises.grade(key, None, *ctx).status == "blank"
+    assert exercises.grade(key, "   ", *ctx).status == "blank"
+    odd = exercises.grade(key, "lots" if e.kind == "number" else "maybe", *ctx)
+    assert odd.status == "invalid" and "Why" not in odd.text       # the answer is not given away
+
+
+def test_tolerances_accept_a_near_answer_and_say_so():
+    ctx = context("03.floor_main")
+    want = exercises.EXERCISES["03.floor_main"].expected(*ctx)
+    fb = exercises.grade("03.floor_main", want * 1.02, *ctx)
+    assert fb.correct and "accepted within" in fb.text
+    assert not exercises.grade("03.floor_main", want * 1.10, *ctx).correct
+
+
+def test_an_unknown_key_is_reported_not_raised():
+    assert exercises.grade("99.nothing", 1).status == "invalid"
+
+
+def _cells(name):
+    return json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())["cells"]
+
+
+@pytest.mark.parametrize("name", SECTIONS)
+def test_each_section_notebook_has_two_exercises_each_checked(name):
+    cells = _cells(name)
+    ex = [c for c in cells if "exercise" in c["metadata"].get("tags", [])]
+    ck = [c for c in cells if "check" in c["metadata"].get("tags", [])]
+    assert len(ex) >= 2 and len(ck) >= len(ex), name
+    for c in ex:                                   # committed blank: every answer variable is None
+        tree = ast.parse("".join(c["source"]))
+        assert all(isinstance(n.value, ast.Constant) and n.value.value is None
+                   for n in tree.body if isinstance(n, ast.Assign)), "".join(c["source"])
+    for c in ck:
+        src = "".join(c["source"])
+        keys = [n.args[0].value for n in ast.walk(ast.parse(src))
+                if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "check"]
+        assert keys and all(k in exercises.EXERCISES and k.startswith(name[:2]) for k in keys), src
+        out = "".join("".join(o.get("text", "")) for o in c["outputs"])
+        assert out.count("not answered yet") == len(keys), out
+
+
+def test_every_registered_exercise_is_used_by_its_notebook():
+    used = set()
+    for name in SECTIONS:
+        for c in _cells(name):
+            if "check" in c["metadata"].get("tags", []):
+                used |= {k for k in exercises.EXERCISES if f'"{k}"' in "".join(c["source"])}
+    assert used == set(exercises.EXERCISES)
