@@ -316,3 +316,29 @@ def achieved_vs_grid(data, mark: tuple[float, float] | None = None):
     ax.set_title("Occupancy is a property of the launch: the grid has to supply the blocks", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def achieved_by_launch(data, cases):
+    """A few launches side by side (e.g. §3's main, fix and tuned): SMs with work, the calculator's theoretical
+    occupancy, and the achieved occupancy from the block timeline and from ncu, per launch."""
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    x = np.arange(len(cases))
+    series = (("SMs with work (%)", [100 * c.sms_with_work / 132 for c in cases], "0.6"),
+              ("theoretical (calculator)", [c.theoretical_pct for c in cases], "0.25"),
+              ("achieved, block timeline", [c.achieved_pct for c in cases], "#1b9e77"),
+              ("achieved, ncu", [r.achieved_pct if (r := data.ncu_for(c.name)) else np.nan for c in cases], "#d95f02"))
+    w = 0.2
+    for k, (lab, vals, col) in enumerate(series):
+        bars = ax.bar(x + (k - 1.5) * w, vals, w, color=col, label=lab)
+        for b, v in zip(bars, vals):
+            if np.isfinite(v):
+                ax.annotate(f"{v:.0f}", (b.get_x() + b.get_width() / 2, v), ha="center", fontsize=7,
+                            xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(x, [f"{c.name}\n{c.grid} x {c.block}" for c in cases])
+    ax.set_ylabel("percent")
+    ax.set_ylim(0, 130)
+    ax.legend(fontsize=7, ncol=4, loc="upper center", framealpha=1)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title("What each launch could hold, and what it held", fontsize=10)
+    fig.tight_layout()
+    return fig
