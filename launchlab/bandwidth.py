@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import gates, hardware, kernels, launch, mode, occupancy, recordings, timing
+from . import timeline as timeline_mod
 from .door import Door
 from .progress import Progress
 from .recordings import RECORDED
@@ -95,14 +96,22 @@ class StreamRead:
     def nbytes(self) -> int:
         return self.x.nbytes
 
-    def launch(self, grid: int, block: int, x=None, vec: int | None = None, unroll: int | None = None):
+    def launch(self, grid: int, block: int, x=None, vec: int | None = None, unroll: int | None = None,
+               timeline: bool | None = None):
+        """One launch. timeline=True (or LAUNCHLAB_TIMELINE=1) runs the twin that stamps each block's SM and
+        lifetime; it exists for float4 x 4 only, and needs timeline.capture() around it."""
         v, u = variant()
         vec, unroll = vec or v, unroll or u
         x = self.x if x is None else x
         check_view(x, vec)
         if grid > MAX_GRID:
             raise launch.LaunchError(f"grid {grid} exceeds this experiment's partial buffer ({MAX_GRID})")
-        k = kernels.kernel(FAMILY, expr(vec, unroll))
+        name = expr(vec, unroll)
+        if timeline_mod.stamped(FAMILY, timeline):
+            if (vec, unroll) != (4, 4):
+                raise launch.LaunchError(f"the block-timeline twin is built for stream_read<4, 4> only, not {name}")
+            name = "stream_read_timeline<4, 4>"
+        k = kernels.kernel(FAMILY, name)
         k.launch(grid, block, (x, np.int64(x.size // vec), self.partial), spec=self.spec)
         return k
 

@@ -91,6 +91,9 @@ register(Gate("STREAM_VEC", ("1", "4"), default="4", baseline="1", kernel="strea
               doc="§1 streaming read: floats per load (1 scalar, 4 float4)"))
 register(Gate("STREAM_UNROLL", ("1", "4"), default="4", baseline="1", kernel="stream_read",
               doc="§1 streaming read: independent loads in flight per thread"))
+register(Gate("TIMELINE", ("0", "1"), default="0", baseline="0", kernel="stream_read",
+              doc="§1/§3 block timelines: 1 launches the stamped twins (stream_read, fixed_work, kda), which write "
+                  "each block's SM and start/end into the buffer timeline.capture() arms"))
 register(Gate("RMS_WIDE", ("0", "1"), default="1", baseline="0", kernel="rms_norm",
               doc="§2 RMS norm: 1 widens the apply (block sized to the width, float4 where legal)"))
 register(Gate("RMS_REDUCE", ("narrow", "wide"), default="narrow", baseline="narrow", kernel="rms_norm",

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bandwidth, diagnosis, gates, hardware, kernels, launch, mode, occupancy, recordings, timing
+from . import timeline as timeline_mod
 from .door import Door
 from .progress import Progress
 from .recordings import RECORDED
@@ -148,14 +149,15 @@ def validate(q, k, v, g, beta, state, o, n_head: int, v_dim: int) -> None:
 
 
 def step(q, k, v, g, beta, state, o, scratch=None, bv: int | None = None, mode_: str | None = None,
-         body: str | None = None, timeline: bool = False) -> Plan:
-    """One decode step on CuPy arrays, in place on `state`; o receives the output. timeline=True launches the
-    instantiation that stamps each block's SM and lifetime (launchlab.timeline captures them)."""
+         body: str | None = None, timeline: bool | None = None) -> Plan:
+    """One decode step on CuPy arrays, in place on `state`; o receives the output. timeline=True (or
+    LAUNCHLAB_TIMELINE=1) launches the instantiation that stamps each block's SM and lifetime; run it inside
+    launchlab.timeline.capture()."""
     mode.require_live("launching the KDA decode step")
     n_head, v_dim = v.shape
     p = plan(n_head, v_dim, bv, mode_, body)
     expr = p.expr
-    if timeline:
+    if timeline_mod.stamped(FAMILY, timeline):
         expr = p.expr[:-1] + ", true>"
         if expr not in kernels.FAMILIES[FAMILY]:
             raise KDAError(f"no block-timeline instantiation of {p.expr} is built (have: "

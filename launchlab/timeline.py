@@ -22,10 +22,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import hardware, kernels, mode
+from . import gates, hardware, kernels, mode
 
 FAMILY = "timeline"
 SYMBOL = "launchlab_timeline"
+_armed: set[str] = set()          # families whose stamp buffer capture() has set, right now
+
+
+class TimelineError(RuntimeError):
+    pass
+
+
+def stamped(family: str, explicit: bool | None = None) -> bool:
+    """Whether a launch of `family` should run its stamped twin: `explicit` if given, else the gate
+    LAUNCHLAB_TIMELINE. A stamped launch needs a buffer to write into, so outside capture() it is refused
+    before it reaches the GPU (the stamps would otherwise go to address 0)."""
+    on = (gates.value("TIMELINE") == "1") if explicit is None else bool(explicit)
+    if on and family not in _armed:
+        raise TimelineError(f"a stamped {family} launch needs a buffer for its stamps: run it inside "
+                            f"timeline.capture({family!r}, ...) (LAUNCHLAB_TIMELINE=1 only selects the twin)")
+    return on
 
 
 @dataclass
@@ -119,16 +135,21 @@ def _symbol(family: str):
 
 
 def capture(family: str, launch_fn, grid: int, block: int, label: str) -> Timeline:
-    """Run `launch_fn()` -- one launch of a timeline instantiation of `family` with `grid` blocks (x times y)
-    of `block` threads -- with the module's stamp buffer pointed at fresh memory, and read the stamps back."""
+    """Run `launch_fn()` -- one launch of `family` with `grid` blocks (x times y) of `block` threads, stamped
+    (timeline=True, or any launch under LAUNCHLAB_TIMELINE=1) -- with the module's stamp buffer pointed at fresh
+    memory, and read the stamps back."""
     mode.require_live("capturing a block timeline")
     import cupy as cp
     buf = cp.full(3 * grid, np.iinfo(np.uint64).max, dtype=cp.uint64)
     slot = _symbol(family)
     slot[0] = buf.data.ptr
-    launch_fn()
-    cp.cuda.Device().synchronize()
-    slot[0] = 0
+    _armed.add(family)
+    try:
+        launch_fn()
+        cp.cuda.Device().synchronize()
+    finally:
+        _armed.discard(family)
+        slot[0] = 0
     raw = cp.asnumpy(buf).reshape(grid, 3)
     if np.any(raw == np.iinfo(np.uint64).max):
         raise RuntimeError(f"{label}: {int(np.sum(np.any(raw == np.iinfo(np.uint64).max, axis=1)))} blocks left "

@@ -155,16 +155,9 @@ def capture(fn: Callable[[], object], launches: int, stream):
     return g
 
 
-def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup: int = 2,
-          label: str = "") -> Timing:
-    """Per-launch time of `fn` from replays of a CUDA graph holding `launches` calls of it."""
+def _replay(g, stream, launches: int, reps: int, warmup: int) -> list[float]:
+    """Replay a captured graph `warmup` times, then `reps` times between two events: us per launch."""
     cp = _cupy()
-    if launches < 1 or reps < 1:
-        raise ValueError("launches and reps must be at least 1")
-    stream = cp.cuda.Stream(non_blocking=True)
-    fn()                        # compile/load outside the capture
-    cp.cuda.Device().synchronize()
-    g = capture(fn, launches, stream)
     for _ in range(warmup):
         g.launch(stream)
     stream.synchronize()
@@ -176,7 +169,20 @@ def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup:
         end.record(stream)
         end.synchronize()
         out.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / launches)
-    return Timing(out, "graph", launches, label)
+    return out
+
+
+def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup: int = 2,
+          label: str = "") -> Timing:
+    """Per-launch time of `fn` from replays of a CUDA graph holding `launches` calls of it."""
+    cp = _cupy()
+    if launches < 1 or reps < 1:
+        raise ValueError("launches and reps must be at least 1")
+    stream = cp.cuda.Stream(non_blocking=True)
+    fn()                        # compile/load outside the capture
+    cp.cuda.Device().synchronize()
+    g = capture(fn, launches, stream)
+    return Timing(_replay(g, stream, launches, reps, warmup), "graph", launches, label)
 
 
 L2_MARGIN = 3     # the rotated copies add up to at least this many L2s
@@ -210,18 +216,7 @@ def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None,
     cp.cuda.Device().synchronize()
     it = iter(range(launches))
     g = capture(lambda: fns[next(it) % n](), launches, stream)
-    for _ in range(warmup):
-        g.launch(stream)
-    stream.synchronize()
-    out = []
-    for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record(stream)
-        g.launch(stream)
-        end.record(stream)
-        end.synchronize()
-        out.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / launches)
-    return Timing(out, "graph-cold", launches, label)
+    return Timing(_replay(g, stream, launches, reps, warmup), "graph-cold", launches, label)
 
 
 @dataclass

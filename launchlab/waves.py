@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import hardware, kernels, mode, occupancy, recordings, timing
+from . import timeline as timeline_mod
 from .door import Door
 from .progress import Progress
 from .recordings import RECORDED
@@ -152,11 +153,12 @@ class WaveKernels:
         self.src = None
 
     def launch_work(self, grid: int, residency: int = 2, block: int = BLOCK, iters: int = ITERS,
-                    timeline: bool = False):
-        """fixed_work at `residency` blocks per SM; timeline=True runs the twin that stamps each block's SM and
-        lifetime (same shared memory, so the same residency)."""
+                    timeline: bool | None = None):
+        """fixed_work at `residency` blocks per SM; timeline=True (or LAUNCHLAB_TIMELINE=1) runs the twin that
+        stamps each block's SM and lifetime (same shared memory, so the same residency), inside
+        launchlab.timeline.capture()."""
         smem = residency_smem(residency, block, self.work.registers, self.spec)
-        k = self.work_stamped if timeline else self.work
+        k = self.work_stamped if timeline_mod.stamped(FAMILY, timeline) else self.work
         k.launch(grid, block, (self.out, np.int32(iters), np.float32(A), np.float32(B)), smem=smem, spec=self.spec)
         return smem
 

@@ -15,7 +15,8 @@ def test_defaults_and_env(clean_gates, monkeypatch):
 def test_restore_set_returns_every_gate_to_baseline(clean_gates, monkeypatch):
     rs = gates.restore_set()
     assert rs == ("LAUNCHLAB_KDA_BODY=walk LAUNCHLAB_KDA_ELIDE=store LAUNCHLAB_KDA_VT=0 LAUNCHLAB_RMS_REDUCE=narrow "
-                  "LAUNCHLAB_RMS_UNROLL=auto LAUNCHLAB_RMS_WIDE=0 LAUNCHLAB_STREAM_UNROLL=1 LAUNCHLAB_STREAM_VEC=1")
+                  "LAUNCHLAB_RMS_UNROLL=auto LAUNCHLAB_RMS_WIDE=0 LAUNCHLAB_STREAM_UNROLL=1 LAUNCHLAB_STREAM_VEC=1 "
+                  "LAUNCHLAB_TIMELINE=0")
     for assignment in rs.split():
         k, v = assignment.split("=")
         monkeypatch.setenv(k, v)
@@ -59,3 +60,17 @@ def test_every_kda_and_rms_arm_names_a_compiled_kernel(clean_gates, monkeypatch)
                 monkeypatch.setenv("LAUNCHLAB_RMS_UNROLL", unroll)
                 p = rmsnorm.plan(n, aligned)
                 assert p.expr in rms_exprs and (("_chain" in p.expr) == (unroll == "1")), p
+
+
+def test_the_timeline_gate_selects_the_stamped_twin_only_where_stamps_have_somewhere_to_go(clean_gates, monkeypatch):
+    from launchlab import timeline
+    assert timeline.stamped("kda_decode") is False                  # off by default
+    monkeypatch.setenv("LAUNCHLAB_TIMELINE", "1")
+    with pytest.raises(timeline.TimelineError, match="inside timeline.capture"):
+        timeline.stamped("kda_decode")                              # on, but no buffer armed: refused
+    assert timeline.stamped("kda_decode", explicit=False) is False  # an explicit choice overrides the gate
+    timeline._armed.add("kda_decode")
+    try:
+        assert timeline.stamped("kda_decode") is True
+    finally:
+        timeline._armed.discard("kda_decode")
