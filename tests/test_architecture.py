@@ -78,7 +78,7 @@ def test_mode_only_decides():
     assert GRAPH["mode"] == []
 
 
-SECTION_MODULES = ("instruments", "bandwidth", "waves", "occupancy_probe", "rmsnorm", "kda")
+SECTION_MODULES = ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "kda")
 
 
 @pytest.mark.parametrize("name", SECTION_MODULES)
