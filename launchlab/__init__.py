@@ -30,6 +30,7 @@ sections -- one module per lecture idea; each owns a Door with measure(), data()
     rmsnorm         §2: the single-block RMS norm, widened apply, byte-identity, the widened reduction
     frontier        §2.2: a fixed saving against a moving frontier and a 2% gate
     kda             §3: the KDA decode step, grid = n_head vs value tiles; write elision; contention
+    splits          §4: the MLA split count derived from the shape and a named target, beside a pinned floor
     audit           §5: every launch whose grid derives from a sharded dimension
 
 face -- what a learner, an instructor or a maintainer touches
@@ -51,7 +52,7 @@ LAYERS = {
     "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
              "recordings", "provenance", "floatbits", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
-                 "audit"),
+                 "splits", "audit"),
     "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }
