@@ -68,10 +68,6 @@ class Split:
 
     @property
     def share_of_target(self) -> float:
-        return self.grid / self.target_blocks
-
-    @property
-    def waves(self) -> float:
         """Grid over the target's slots: 1.0 is exactly the target, a fraction leaves slots empty."""
         return self.grid / self.target_blocks
 
