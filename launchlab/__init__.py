@@ -31,6 +31,9 @@ sections -- one module per lecture idea; each owns a Door with measure(), data()
     frontier        §2.2: a fixed saving against a moving frontier and a 2% gate
     kda             §3: the KDA decode step, grid = n_head vs value tiles; write elision; contention
     splits          §4: the MLA split count derived from the shape and a named target, beside a pinned floor
+    mla             §4/§8: the MLA split-KV decode (tensor cores, bf16) and its combine; float64 reference
+    derive          §4: derived vs hardcoded split floor measured (ABBA, S sweep, tp, residency, PyTorch peer)
+    reassociation   §8: split counts and bits: same S same bytes, a blind gate, batch invariance, a bounded skip
     audit           §5: every launch whose grid derives from a sharded dimension
 
 face -- what a learner, an instructor or a maintainer touches
@@ -52,7 +55,7 @@ LAYERS = {
     "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
              "recordings", "provenance", "floatbits", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
-                 "splits", "audit"),
+                 "splits", "mla", "derive", "reassociation", "audit"),
     "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

@@ -10,7 +10,7 @@
   summary [--json]           every section's headline figures, read from the recordings
   selftest                   every kernel against its numpy reference, small inputs (live; one process,
                              so compute-sanitizer can run it whole)
-  bench [stream|rms|kda ...] ratios measured side by side in one run, ABBA where two arms compete (live)
+  bench [stream|rms|kda|mla ...] ratios measured side by side in one run, ABBA where two arms compete (live)
   course [--out DIR]         execute every notebook headless into HTML
   course --refresh [NAME ...]  re-execute notebooks in place in replay: the outputs that are committed
 
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     su.set_defaults(fn=_summary)
     sub.add_parser("selftest").set_defaults(fn=_selftest)
     b = sub.add_parser("bench")
-    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda")
+    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla")
     b.set_defaults(fn=_bench)
     co = sub.add_parser("course")
     co.add_argument("--out", default="build/course")

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import achieved, diagnosis, hardware, kda, kernels, occupancy
+from . import achieved, diagnosis, hardware, kda, kernels, occupancy, splits
 
 
 @dataclass(frozen=True)
@@ -214,3 +214,43 @@ register(Exercise(
               f"the same 32 columns per warp: the time is one block's walk either way. Sharding cut the work and "
               f"the grid together, so the rank got no faster.",
     kind="choice", choices=("about 8", "about 1", "about 1/8")))
+
+
+# ------------------------------------------------------------------ §4 derive the constant
+register(Exercise(
+    "04.splits_for_shape", "the derived split count at ctx 65,536, tp = 4 (32 heads), batch 1, kMlaBlocksPerSm = 2",
+    lambda: splits.split(65_536, 32, 1).splits,
+    lambda: (lambda s: f"32 heads are {s.head_tiles} head tiles of 16, so the target of 2 x 132 = 264 blocks asks "
+                       f"for ceil(264 / {s.head_tiles}) = {-(-264 // s.head_tiles)} splits per tile; 65,536 / "
+                       f"{-(-264 // s.head_tiles)} = {65_536 / -(-264 // s.head_tiles):.1f} tokens, rounded up to "
+                       f"whole 64-token tiles: a slice of {s.slice_tokens}, so {s.splits} splits and a grid of "
+                       f"{s.grid} blocks.")(splits.split(65_536, 32, 1))))
+
+register(Exercise(
+    "04.grid_at_ctx", "the derived grid (blocks) at ctx 20,000, tp = 8 (16 heads), batch 1",
+    lambda: splits.split(20_000, 16, 1).grid,
+    lambda: (lambda s: f"264 splits wanted; 20,000 / 264 = 75.8 tokens, rounded up to one 64-token tile is not "
+                       f"enough -- two tiles, a slice of {s.slice_tokens} -- so ceil(20,000 / {s.slice_tokens}) = "
+                       f"{s.splits} splits: {s.grid} blocks, {s.share_of_target:.0%} of the target. Whole tiles "
+                       f"cost grid at short contexts.")(splits.split(20_000, 16, 1))))
+
+
+# ------------------------------------------------------------------ §8 when a reshape is not free
+register(Exercise(
+    "08.gate_sees_it", "can a parity gate that runs at ctx 4,096 see the hardcoded -> derived change? 'yes' or 'no'",
+    lambda d: "no" if next(g for g in d.gate if g.ctx == 4096).identical else "yes",
+    lambda d: (lambda g4, g1: f"at 4,096 tokens both arms launch {g4.splits_derived} split (no split below "
+                              f"{splits.SPLIT_MIN_CTX:,}): {'identical' if g4.identical else 'different'} bytes. At "
+                              f"131,072 they launch {g1.splits_hardcoded} and {g1.splits_derived} splits and "
+                              f"{g1.n_differ:,} of {d.elements:,} outputs differ. The gate passes either way: it "
+                              f"never reaches the split path.")(
+        next(g for g in d.gate if g.ctx == 4096), next(g for g in d.gate if g.ctx == 131_072)),
+    kind="choice", choices=("yes", "no")))
+
+register(Exercise(
+    "08.batch_invariant_rule", "which rule gives request 0 the same bits at batch 1 and batch 2: 'derived' (from SMs "
+                               "and batch) or 'fixed slice'?",
+    lambda d: "fixed slice" if next(b for b in d.batch if b.rule.startswith("fixed")).identical else "derived",
+    lambda d: " ".join(f"{b.rule}: {b.splits_batch1} splits at batch 1, {b.splits_batch2} at batch 2, "
+                       f"{'identical' if b.identical else f'{b.n_differ:,} outputs differ'}." for b in d.batch),
+    kind="choice", choices=("derived", "fixed slice")))

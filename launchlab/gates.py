@@ -100,6 +100,14 @@ register(Gate("RMS_REDUCE", ("narrow", "wide"), default="narrow", baseline="narr
               doc="§2 RMS norm: 'wide' lets every thread add to ss (reassociates; not bit-identical)"))
 register(Gate("RMS_UNROLL", ("auto", "1"), default="auto", baseline="auto", kernel="rms_norm",
               doc="§2 RMS norm: 1 = #pragma unroll 1 on the narrow loops (one load of x in flight per thread)"))
+register(Gate("MLA_FLOOR", ("derived", "hardcoded"), default="derived", baseline="hardcoded", kernel="mla_decode",
+              doc="§4 MLA decode: the slice derived from the shape and kMlaBlocksPerSm = 2, or main's flat 1024 tokens"))
+register(Gate("MLA_PIPELINE", ("off", "cp.async", "cp.async-3"), default="off", baseline="off", kernel="mla_decode",
+              doc="§4 MLA decode: off = a block loads a 64-token tile, then computes on it; cp.async = 32-token "
+                  "tiles double-buffered, the next tile in flight while this one is computed; cp.async-3 = three "
+                  "stages, two tiles in flight (one block per SM)"))
+register(Gate("MLA_SKIP", ("off", "on"), default="off", baseline="off", kernel="mla_decode",
+              doc="§8 MLA combine: on drops splits whose combine weight is below 1e-5, only past 16,384 tokens"))
 register(Gate("KDA_BODY", ("walk", "tuned"), default="tuned", baseline="walk", kernel="kda_decode",
               doc="§3 KDA decode: walk = main's 128-thread kernel, a warp walks its columns one by one; tuned = "
                   "a warp issues 4 columns' loads at once, block sized to the tile"))

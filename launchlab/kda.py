@@ -497,33 +497,6 @@ def contention(n_head: int = 12, reps: int = 300, seed: int = 0) -> Contention:
         replays * chunk, per_read_us, bool(still_running)))
 
 
-def _torch_graph_time(calls, launches: int, reps: int) -> list[float]:
-    """Per-call us of `launches` calls (cycling through `calls`) captured in one torch CUDA graph."""
-    import torch
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for c in calls[:3]:
-            c()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(launches):
-            calls[i % len(calls)]()
-    for _ in range(2):
-        graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / launches)
-    return times
-
-
 def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 0) -> Peer:
     """FLA's fused_recurrent_kda (Triton, BV = 32) at the same shape, timed in a torch CUDA graph in this
     run -- hot (one state) and cold (cycling through state copies larger than the L2) -- and checked against
@@ -553,9 +526,9 @@ def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 
     ref_o, ref_s = reference(**h)
     err_o = rel_err(out.view(n_head, V).cpu().numpy(), ref_o)
     err_s = rel_err(state.view(n_head, V, K).cpu().numpy(), ref_s)
-    hot = _torch_graph_time([call], launches, reps)
+    hot = timing.torch_graph([call], launches, reps)
     copies = [s0.clone() for _ in range(timing.copies_for(s0.numel() * 4, hardware.from_device().l2_bytes))]
-    cold = _torch_graph_time([call_on(c) for c in copies], len(copies), reps)
+    cold = timing.torch_graph([call_on(c) for c in copies], len(copies), reps)
     import fla
     return Peer(timing.Timing(hot, "graph", launches, "FLA fused_recurrent_kda_fwd hot"),
                 getattr(fla, "__version__", "?"), err_o, err_s,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys
 import time
 
-from . import achieved, bandwidth, instruments, kda, mode, occupancy_probe, provenance, recordings, rmsnorm, waves
+from . import (achieved, bandwidth, derive, instruments, kda, mode, occupancy_probe, provenance, reassociation,
+               recordings, rmsnorm, waves)
 from .door import Door
 
 RECORDINGS: dict[str, tuple[Door, ...]] = {
@@ -22,6 +23,8 @@ RECORDINGS: dict[str, tuple[Door, ...]] = {
     "section02": (rmsnorm.DOOR,),
     "section03": (kda.DOOR,),
     "timeline": (achieved.DOOR,),
+    "section04": (derive.DOOR,),
+    "section08": (reassociation.DOOR,),
 }
 SECTIONS = tuple(RECORDINGS)
 

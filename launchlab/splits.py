@@ -23,7 +23,6 @@ see the notebook for the citations), as functions of the same shape.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from . import hardware
@@ -107,6 +106,48 @@ def split(ctx: int, n_head: int = 16, batch: int = 1, mode: str = "derived", gpu
     return Split(mode, ctx, n_head, batch, sms, blocks_per_sm, slice_tokens, splits)
 
 
+def forced(ctx: int, n_head: int = 16, batch: int = 1, *, splits: int | None = None,
+           slice_tokens: int | None = None, gpu="H200") -> Split:
+    """A split decision given outright, for sweeps and for §8's determinism questions: either a split count
+    (slice = ceil(ctx / splits) tokens, not rounded to whole tiles: the kernel masks a partial tile) or a fixed
+    slice size (splits = ceil(ctx / slice), whatever the batch: the batch-invariant choice). Refused past
+    MAX_SPLITS, the combine's scratch."""
+    ctx, n_head, batch = (_positive_int(n, v) for n, v in (("ctx", ctx), ("n_head", n_head), ("batch", batch)))
+    if (splits is None) == (slice_tokens is None):
+        raise SplitError("give exactly one of splits= or slice_tokens=")
+    if splits is not None:
+        splits = _positive_int("splits", splits)
+        if splits > ctx:
+            raise SplitError(f"{splits} splits of a {ctx}-token context would leave splits empty")
+        slice_tokens, how = -(-ctx // splits), "fixed-splits"
+    else:
+        slice_tokens, how = _positive_int("slice_tokens", slice_tokens), "fixed-slice"
+    n = -(-ctx // slice_tokens)
+    if n > MAX_SPLITS:
+        raise SplitError(f"{n} splits is beyond the cap of {MAX_SPLITS} (the combine's scratch and weight table "
+                         f"are sized for it): use a slice of at least {-(-ctx // MAX_SPLITS)} tokens")
+    return Split(how, ctx, n_head, batch, hardware.spec(gpu).sm_count, K_MLA_BLOCKS_PER_SM, slice_tokens, n)
+
+
+def fa2_splits(work_blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
+    """FlashAttention-2's split heuristic (csrc/flash_attn/flash_api.cpp, num_splits_heuristic), in the
+    course's words: no split when the grid already fills 80 % of the slots; otherwise the smallest split count
+    whose wave efficiency (waves / whole waves) is at least 85 % of the best one, counting only counts that
+    change the number of KV blocks per split. FA2 calls it with twice the SM count as the slots."""
+    if work_blocks >= 0.8 * sms:
+        return 1
+    max_splits = min(max_splits, sms, kv_blocks)
+    per = lambda n: -(-kv_blocks // n)
+    eligible = lambda n: n == 1 or per(n) != per(n - 1)
+    eff = {}
+    for n in range(1, max_splits + 1):
+        if eligible(n):
+            waves = work_blocks * n / sms
+            eff[n] = waves / -(-waves // 1) if waves else 0.0
+    best = max(eff.values())
+    return next(n for n in sorted(eff) if eff[n] >= 0.85 * best)
+
+
 # ------------------------------------------------------------------ how other decode libraries choose
 @dataclass(frozen=True)
 class Rule:
@@ -114,6 +155,16 @@ class Rule:
     rule: str                # the rule in one line, in the course's words
     source: str              # where it was read
     blocks: int              # split blocks it launches per request and KV head at the asked shape
+
+
+def _flashinfer_limit(total_kv: int, clusters: int) -> int:
+    """FlashInfer's MLA plan: the per-chunk KV limit, total KV over the clusters (one per SM here), rounded up
+    to 32 / 64 / 128 / 192 or to a multiple of 256."""
+    lim = -(-total_kv // clusters)
+    for step in (32, 64, 128, 192):
+        if lim <= step:
+            return step
+    return -(-lim // 256) * 256
 
 
 def _next_pow2(n: int) -> int:
@@ -137,6 +188,12 @@ def rules(ctx: int, n_head: int = 16, batch: int = 1, gpu="H200") -> list[Rule]:
              "sglang/srt/layers/attention/triton_backend.py", min(_next_pow2(sms), _next_pow2(-(-ctx // 32)))),
         Rule("sglang, deterministic mode", "ceil(ctx / 256): a fixed slice, so the same bits at any batch",
              "sglang/srt/layers/attention/triton_backend.py", -(-ctx // 256)),
+        Rule("FlashAttention-2", "no split past 0.8 x slots; else the smallest count within 85 % of the best wave "
+             "efficiency, slots = 2 x SMs (as if it took head dim 576: 64-token KV blocks)", "Dao-AILab/flash-attention, csrc/flash_attn/flash_api.cpp",
+             fa2_splits(batch * -(-n_head // 64), 2 * sms, -(-ctx // 64))),
+        Rule("FlashInfer MLA plan", "one chunk per SM: kv_len_limit = total KV / SMs, rounded to 64 then 256",
+             "flashinfer-ai/flashinfer, include/flashinfer/attention/scheduler.cuh",
+             -(-ctx // _flashinfer_limit(batch * ctx, sms))),
         Rule("vLLM TRITON_MLA", "a pinned 4 (1 in batch-invariant mode)",
              "vllm/v1/attention/backends/mla/triton_mla.py", 4),
     ]

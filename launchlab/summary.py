@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from . import achieved, audit, bandwidth, instruments, kda, occupancy_probe, rmsnorm, waves
+from . import achieved, audit, bandwidth, derive, instruments, kda, occupancy_probe, reassociation, rmsnorm, waves
 
 BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
@@ -27,7 +27,9 @@ SOURCES = {
            (occupancy_probe.recorded, occupancy_probe.headline), (achieved.recorded, achieved.headline)],
     "02": [(rmsnorm.recorded, rmsnorm.headline)],
     "03": [(kda.recorded, kda.headline), (_kda_and_ceiling, kda.starvation_headline)],
+    "04": [(derive.recorded, derive.headline)],
     "05": [(kda.recorded, audit.headline)],
+    "08": [(reassociation.recorded, reassociation.headline)],
 }
 
 

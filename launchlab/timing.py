@@ -185,6 +185,34 @@ def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup:
     return Timing(_replay(g, stream, launches, reps, warmup), "graph", launches, label)
 
 
+def torch_graph(calls, launches: int, reps: int) -> list[float]:
+    """Per-call us of `launches` calls (cycling through `calls`) captured in one PyTorch CUDA graph: how the
+    course times a PyTorch peer without its host dispatch (torch is imported only here)."""
+    import torch
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for c in calls[:3]:
+            c()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(launches):
+            calls[i % len(calls)]()
+    for _ in range(2):
+        graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        graph.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / launches)
+    return times
+
+
 L2_MARGIN = 3     # the rotated copies add up to at least this many L2s
 
 

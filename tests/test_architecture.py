@@ -78,7 +78,8 @@ def test_mode_only_decides():
     assert GRAPH["mode"] == []
 
 
-SECTION_MODULES = ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "kda")
+SECTION_MODULES = ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "kda", "derive",
+                   "reassociation")
 
 
 @pytest.mark.parametrize("name", SECTION_MODULES)

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from launchlab import achieved, bandwidth, exercises, kda, rmsnorm
+from launchlab import achieved, bandwidth, exercises, kda, reassociation, rmsnorm
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("01_the_arithmetic", "02_the_width_was_wrong", "03_starvation_vs_contention", "05_sharding_plants_bugs")
+SECTIONS = ("01_the_arithmetic", "02_the_width_was_wrong", "03_starvation_vs_contention", "04_derive_the_constant",
+            "05_sharding_plants_bugs", "08_when_a_reshape_is_not_free")
 
 
 def context(key):
@@ -18,7 +19,9 @@ def context(key):
             "02.chain_widening": lambda: (rmsnorm.recorded(),),
             "03.floor_main": lambda: (kda.recorded(), bandwidth.CEILING.recorded().tbs),
             "03.tiles_speedup": lambda: (kda.recorded(),),
-            "05.main_tp1_over_tp8": lambda: (kda.recorded(),)}.get(key, lambda: ())()
+            "05.main_tp1_over_tp8": lambda: (kda.recorded(),),
+            "08.gate_sees_it": lambda: (reassociation.recorded(),),
+            "08.batch_invariant_rule": lambda: (reassociation.recorded(),)}.get(key, lambda: ())()
 
 
 @pytest.mark.parametrize("key", sorted(exercises.EXERCISES))

@@ -20,7 +20,7 @@ def figs():
 
 
 def test_one_object_keyed_by_section(figs):
-    assert list(figs) == ["00", "01", "02", "03", "05", "browser"]
+    assert list(figs) == ["00", "01", "02", "03", "04", "05", "08", "browser"]
 
 
 @pytest.mark.parametrize("key", ["01.copy_ceiling_tbs", "01.peak_read_tbs", "02.rms_speedup_7168",

@@ -62,12 +62,13 @@ def test_moving_the_sliders_redraws():
 def test_every_explorer_marks_the_chosen_point_the_same_way():
     """One convention: an open black square at the slider's position, on every explorer's figure."""
     import matplotlib.pyplot as plt
-    from launchlab import kda, rmsnorm
+    from launchlab import derive, kda, rmsnorm
     cases = [(widgets.BandwidthExplorer(bandwidth.recorded()), dict(grid=48, block=256)),
              (widgets.WaveExplorer(waves.recorded()), dict(residency=2, grid=265)),
              (widgets.OccupancyExplorer(), dict(block=96, regs=64, smem=0)),
              (widgets.RMSExplorer(rmsnorm.recorded()), dict(n=7168, block=512)),
-             (widgets.KDAExplorer(kda.recorded()), dict(tp=8, bv=32))]
+             (widgets.KDAExplorer(kda.recorded()), dict(tp=8, bv=32)),
+             (widgets.MLAExplorer(derive.recorded()), dict(ctx=131_072, tp=8, k=2))]
     for ex, values in cases:
         text, fig = ex.render(**values)
         marks = [ln for ln in fig.axes[0].lines if ln.get_marker() == "s" and ln.get_markerfacecolor() == "none"]
