@@ -17,6 +17,7 @@ core -- the machine and how the course measures it
     recordings    recordings with provenance; stale and corrupt ones refuse to load; typed <-> JSON
     provenance    which GPU, driver, CUDA runtime and CuPy made a measurement, and when
     floatbits     float32 arithmetic in numpy bit for bit as the GPU does it (FFMA, warp trees)
+    dumps         per-position arrays as raw bytes with a header; cmp compares two dumps byte for byte
     diagnosis     starvation, contention or a real bound, from floor, time and spread
     progress      a progress bar for long live measurements (a line on stderr outside Jupyter)
     door          one door per section: measure() live, data() live-or-recorded, recorded()
@@ -53,7 +54,7 @@ __version__ = "0.1.0"
 
 LAYERS = {
     "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
-             "recordings", "provenance", "floatbits", "diagnosis", "progress", "door"),
+             "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
                  "splits", "mla", "derive", "reassociation", "audit"),
     "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",

@@ -8,6 +8,7 @@
                              (device, occupancy, section01, section02, section03)
   check-recordings           load every recording (fails on missing, corrupt or stale ones)
   summary [--json]           every section's headline figures, read from the recordings
+  cmp A B                    compare two dumps byte for byte (exit 0 identical, 1 different, 2 unreadable)
   selftest                   every kernel against its numpy reference, small inputs (live; one process,
                              so compute-sanitizer can run it whole)
   bench [stream|rms|kda|mla ...] ratios measured side by side in one run, ABBA where two arms compete (live)
@@ -91,6 +92,17 @@ def _summary(args) -> int:
     return 0
 
 
+def _cmp(args) -> int:
+    from . import dumps
+    try:
+        c = dumps.cmp(args.a, args.b)
+    except dumps.DumpError as e:
+        print(f"cmp: {e}", file=sys.stderr)
+        return 2
+    print(c.describe())
+    return 0 if c.identical else 1
+
+
 def _selftest(_args) -> int:
     from . import selftest
     return selftest.main()
@@ -129,6 +141,10 @@ def main(argv=None) -> int:
     su.add_argument("--json", action="store_true", help="one JSON object: {section: {figure: value}}")
     su.add_argument("--data", default=None, help="read the recordings from this folder")
     su.set_defaults(fn=_summary)
+    cm = sub.add_parser("cmp", help="compare two dumps byte for byte")
+    cm.add_argument("a")
+    cm.add_argument("b")
+    cm.set_defaults(fn=_cmp)
     sub.add_parser("selftest").set_defaults(fn=_selftest)
     b = sub.add_parser("bench")
     b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla")
