@@ -71,12 +71,54 @@ def _plan_fields(tree: ast.Module) -> dict[str, set[str]]:
     return out
 
 
+def _params(fn) -> list[str]:
+    return [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+
+
+def _arg_for(call: ast.Call, fn, param: str):
+    """The expression a call passes for `param` of `fn` (methods called as self.f(...) skip self)."""
+    for kw in call.keywords:
+        if kw.arg == param:
+            return kw.value
+    params = _params(fn)
+    if params and params[0] == "self" and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    i = params.index(param) if param in params else -1
+    return call.args[i] if 0 <= i < len(call.args) else None
+
+
 def sites(package: Path = PACKAGE) -> list[Site]:
+    """Every launch site. A launch inside a helper whose grid is one of the helper's parameters (the decode
+    step's `_k(site, layer, expr, grid, ...)`) is listed at each of the helper's call sites instead, with the
+    grid the caller passes, followed through as many helpers as it takes."""
     found = []
     for path in sorted(package.glob("*.py")):
         tree = ast.parse(path.read_text())
         fields_ = _plan_fields(tree)
         funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        calls = [(fn, c) for fn in funcs for c in ast.walk(fn) if isinstance(c, ast.Call)]
+
+        def called(name):
+            for fn, c in calls:
+                f = c.func
+                if (isinstance(f, ast.Attribute) and f.attr == name) or (isinstance(f, ast.Name) and f.id == name):
+                    yield fn, c
+
+        def resolve(fn, expr, lineno, depth=0):
+            names = _closure(fn, _names(expr))
+            params = [p for p in _params(fn) if p != "self" and p in names]
+            helper = params and not (names - set(_params(fn)))      # the grid is built from parameters alone
+            if helper and depth < 4 and any(True for _ in called(fn.name)):
+                for caller, c in called(fn.name):
+                    for prm in params:
+                        arg = _arg_for(c, fn, prm)
+                        if arg is not None:
+                            resolve(caller, arg, c.lineno, depth + 1)
+                return
+            for n in list(names):            # follow geometry properties such as p.grid
+                names |= fields_.get(n, set())
+            found.append(Site(path.name, lineno, fn.name, ast.unparse(expr), names))
+
         for fn in funcs:
             for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
                 f = call.func
@@ -84,11 +126,7 @@ def sites(package: Path = PACKAGE) -> list[Site]:
                     continue
                 if fn.name == "launch":          # the launcher itself, not a launch site
                     continue
-                grid = call.args[0]
-                names = _closure(fn, _names(grid))
-                for n in list(names):            # follow geometry properties such as p.grid
-                    names |= fields_.get(n, set())
-                found.append(Site(path.name, call.lineno, fn.name, ast.unparse(grid), names))
+                resolve(fn, call.args[0], call.lineno)
     return found
 
 

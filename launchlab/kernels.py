@@ -33,6 +33,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                     "stream_read_timeline<4, 4>"),
     "waves": ("fixed_work", "fixed_bytes", "fixed_work_timeline"),
     "timeline": ("globaltimer_ticks",),
+    "decode_ops": ("embed_row", "to_bf16", "add_inplace", "silu_mul_to_bf16", "kda_prep", "mla_rope_pack",
+                   "argmax_f32"),
     "mla_decode": ("mla_split", "mla_split_pipe", "mla_split_deep", "mla_combine"),
     "spin": ("spin_wait",),
     "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>", "kda_walk<0>", "kda_walk<1>", "kda_walk<2>",

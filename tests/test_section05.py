@@ -5,7 +5,10 @@ from launchlab import audit, kda
 def test_audit_finds_the_head_derived_grid_and_lists_the_rest():
     hits = audit.grep("head")
     dependent = {(s.file, s.function) for s, hit in hits if hit}
-    assert dependent == {("kda.py", "step"), ("mla.py", "__call__")}    # KDA, and MLA: split and combine
+    # KDA; MLA's split and combine; and the decode step's own glue whose grid is n_head (kda_prep: the fine one)
+    assert dependent == {("kda.py", "step"), ("mla.py", "__call__"), ("decode.py", "step")}
+    prep = [s for s, hit in hits if hit and s.file == "decode.py" and "kda_heads" in s.grid]
+    assert len(prep) == 1
     assert len(hits) >= 8 and {s.file for s, _ in hits} >= {"bandwidth.py", "rmsnorm.py", "waves.py", "kda.py"}
     assert any(f == "kda_decode.cu" and "blockIdx.y" in t for f, _, t in audit.kernel_axes())
 
@@ -28,6 +31,23 @@ def test_a_grid_that_mentions_the_dimension_through_a_plan_is_found(tmp_path):
 def test_headline_figures():
     h = audit.headline(kda.recorded())
     assert h["kda_main_blocks_tp1"] == 96 and h["kda_main_blocks_tp8"] == 12
-    assert h["audit_sites_grid_from_head"] == 3 and h["audit_launch_sites"] >= 8
+    assert h["audit_sites_grid_from_head"] == 8 and h["audit_launch_sites"] >= 8      # KDA, MLA x 2, decode x 5
     assert h["kda_main_cold_tbs_tp8"] < h["kda_main_cold_tbs_tp1"] / 5
     assert h["kda_main_cold_us_tp8"] > 0.8 * h["kda_main_cold_us_tp1"]      # 1/8 of the work, about the same time
+
+
+def test_a_grid_passed_through_launch_helpers_is_found_at_each_call(tmp_path):
+    """A launch inside a helper whose grid is the helper's parameter is listed where the helper is called,
+    through two levels of helpers, with the grid each call passes."""
+    (tmp_path / "toy.py").write_text(
+        "class M:\n"
+        "    def _k(self, site, grid, args):\n"
+        "        kern.launch(grid, 128, args)\n"
+        "    def _ew(self, site, n, args):\n"
+        "        self._k(site, (-(-n // 256),), args)\n"
+        "    def step(self, c):\n"
+        "        self._k('prep', (c.n_head,), ())\n"
+        "        H = c.hidden\n"
+        "        self._ew('add', H, ())\n")
+    hits = sorted((s.function, s.grid, hit) for s, hit in audit.grep("head", tmp_path))
+    assert hits == [("step", "(c.n_head,)", True), ("step", "H", False)]

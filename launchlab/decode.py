@@ -1,0 +1,316 @@
+"""The decode step: one rank of a hybrid linear-attention model at the lecture's per-rank shapes (tp = 8).
+
+No model is ever downloaded: the weights are random from a fixed seed, drawn on the GPU. The shapes are the
+lecture's per-rank ones:
+
+    hidden 7168; KDA layers: 12 heads, K = V = 128 (launchlab.kda); MLA layers: 16 heads over the 576-wide
+    bf16 latent cache, split-KV decode + combine (launchlab.mla); a dense MLP shard per layer (intermediate
+    2304 = 18432 / 8) through cuBLAS in bf16 with fp32 accumulation; a vocab shard of 20480 for the logits;
+    greedy next token.
+
+The layer pattern alternates MLA and KDA, starting and ending with MLA: at the full depth of 93 layers that is
+47 MLA + 46 KDA layers, and the step launches exactly 327 RMS norms per token (the lecture's title):
+
+    KDA layer  3 norms: input, the output norm over the heads (one launch, 12 rows), post-attention
+    MLA layer  4 norms: input, q_a (1536), kv_a (the 512 latent channels), post-attention
+    final      1 norm before the logits                      46 x 3 + 47 x 4 + 1 = 327
+
+The context is synthetic: the MLA caches and KDA states are filled with random values of realistic scale as
+if a prompt of `ctx` tokens had been prefilled (no prefill is run), then each decode step appends to them.
+Every course kernel launch goes through kernels.Kernel.launch (the launch check; the occupancy calculator
+reads the same geometry); the projections are cuBLAS GEMMs (cublasGemmEx, bf16 in, fp32 out).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import kda, kernels, mla, mode, rmsnorm
+
+FAMILY = "decode_ops"
+FULL_LAYERS = 93
+
+
+class DecodeError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    layers: int = FULL_LAYERS
+    hidden: int = 7168
+    kda_heads: int = 12
+    kda_dim: int = 128                  # K = V
+    mla_heads: int = 16
+    q_lora: int = 1536
+    kv_lora: int = 512
+    rope: int = 64
+    v_head: int = 128                   # MLA value head dim after W_UV
+    mlp_inter: int = 2304
+    vocab: int = 20480
+    eps: float = 1e-6
+    seed: int = 0
+
+    def __post_init__(self):
+        if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 1:
+            raise DecodeError(f"layers must be a positive integer, got {self.layers!r}")
+
+    def kind(self, i: int) -> str:
+        """Layer i's attention: MLA on even layers, KDA on odd ones."""
+        return "mla" if i % 2 == 0 else "kda"
+
+    @property
+    def kinds(self) -> list[str]:
+        return [self.kind(i) for i in range(self.layers)]
+
+    @property
+    def norms_per_token(self) -> int:
+        return sum(4 if k == "mla" else 3 for k in self.kinds) + 1
+
+    @property
+    def kda_proj(self) -> int:
+        """The KDA input projection's width: q, k, v, g (12 x 128 each) and beta (12)."""
+        return 4 * self.kda_heads * self.kda_dim + self.kda_heads
+
+
+# ------------------------------------------------------------------ cuBLAS: bf16 GEMM with fp32 output
+CUDA_R_32F, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, OP_N = 0, 14, 68, -1, 0
+_ONE, _ZERO = np.ones(1, np.float32), np.zeros(1, np.float32)
+
+
+def gemv_bf16(x, w, y) -> None:
+    """y (fp32, N) = x (bf16 bits, K) @ w (bf16 bits, K x N row-major), on the current stream, by cuBLAS
+    (column-major: y^T = w^T x^T, so w is an N x K matrix with leading dimension N)."""
+    import cupy as cp
+    from cupy_backends.cuda.libs import cublas
+    k, n = w.shape
+    if x.size != k or y.size != n or x.dtype != np.uint16 or w.dtype != np.uint16 or y.dtype != np.float32:
+        raise DecodeError(f"gemv: x {x.dtype}{x.shape}, w {w.dtype}{w.shape}, y {y.dtype}{y.shape}")
+    cublas.gemmEx(cp.cuda.device.get_cublas_handle(), OP_N, OP_N, n, 1, k, _ONE.ctypes.data,
+                  w.data.ptr, CUDA_R_16BF, n, x.data.ptr, CUDA_R_16BF, k, _ZERO.ctypes.data,
+                  y.data.ptr, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+
+
+def gemv_bf16_batched(x, w, y) -> None:
+    """Per head b: y[b] (fp32, N) = x[b] (bf16, K) @ w[b] (bf16, K x N), one strided-batched cuBLAS call."""
+    import cupy as cp
+    from cupy_backends.cuda.libs import cublas
+    b, k, n = w.shape
+    cublas.gemmStridedBatchedEx(cp.cuda.device.get_cublas_handle(), OP_N, OP_N, n, 1, k, _ONE.ctypes.data,
+                                w.data.ptr, CUDA_R_16BF, n, k * n, x.data.ptr, CUDA_R_16BF, k, k,
+                                _ZERO.ctypes.data, y.data.ptr, CUDA_R_32F, n, n, b, CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT)
+
+
+# ------------------------------------------------------------------ numpy references of the glue kernels
+def to_bf16_ref(x) -> np.ndarray:
+    return mla.to_bf16(np.asarray(x, np.float32))
+
+
+def silu_mul_ref(gu: np.ndarray, inter: int) -> np.ndarray:
+    g, u = gu[:inter].astype(np.float64), gu[inter:].astype(np.float64)
+    return g / (1 + np.exp(-g)) * u
+
+
+def kda_prep_ref(proj: np.ndarray, n_head: int, dim: int = 128) -> dict:
+    p = proj.astype(np.float64)
+    hk = n_head * dim
+    q, k = p[:hk].reshape(n_head, dim), p[hk:2 * hk].reshape(n_head, dim)
+    q = q / np.sqrt((q * q).sum(1, keepdims=True) + 1e-6) * dim ** -0.5
+    k = k / np.sqrt((k * k).sum(1, keepdims=True) + 1e-6)
+    return {"q": q, "k": k, "v": p[2 * hk:3 * hk].reshape(n_head, dim),
+            "g": -np.logaddexp(0, p[3 * hk:4 * hk]).reshape(n_head, dim),
+            "beta": 1 / (1 + np.exp(-p[4 * hk:4 * hk + n_head]))}
+
+
+def rope_ref(row: np.ndarray, pos: int) -> np.ndarray:
+    """RoPE on channels 512..575 of a 576 row: pairs (512 + i, 544 + i) rotated by pos x 10000^(-i/32).
+    The kernel forms the angle in fp32 (as fp32 RoPE does everywhere): off by up to about 3 x 2^-24 x pos
+    radians, 1e-4 rad at position 1,000 and 1e-2 rad at 70,000 -- see rope_angle_error."""
+    r = row.astype(np.float64).copy()
+    theta = pos * 10000.0 ** (-np.arange(32) / 32)
+    x0, x1 = r[512:544].copy(), r[544:576].copy()
+    r[512:544], r[544:576] = x0 * np.cos(theta) - x1 * np.sin(theta), x0 * np.sin(theta) + x1 * np.cos(theta)
+    return r
+
+
+def rope_angle_error(pos: int) -> float:
+    """A bound on the kernel's angle error in radians: exp2f (2 ulp) and the fp32 product (1 ulp) relative
+    to an angle of at most pos radians, plus sincosf's own error."""
+    return 3 * 2.0 ** -24 * pos + 1e-6
+
+
+# ------------------------------------------------------------------ the model on the GPU
+@dataclass
+class Launch:
+    """One launch of the step, as the profile lists it."""
+    site: str                 # where in the model: "L3.mla.split", "final.norm", ...
+    kernel: str               # family:expression, or "cublas:gemmEx"
+    grid: tuple
+    block: int
+    layer: int                # -1 outside the layers
+
+
+@dataclass
+class Model:
+    cfg: Config
+    ctx: int
+    capacity: int
+    w: dict = field(repr=False)
+    state: dict = field(repr=False)
+    buf: dict = field(repr=False)
+    log: list[Launch] | None = None
+
+    # ---- launches, recorded when self.log is a list
+    def _k(self, site, layer, expr, grid, block, args, smem=0):
+        kernels.kernel(FAMILY, expr).launch(grid, block, args, smem=smem)
+        if self.log is not None:
+            self.log.append(Launch(site, f"{FAMILY}:{expr}", tuple(np.atleast_1d(grid).tolist()), block, layer))
+
+    def _gemm(self, site, layer, x, w, y):
+        gemv_bf16(x, w, y)
+        if self.log is not None:
+            self.log.append(Launch(site, "cublas:gemmEx", (), 0, layer))
+
+    def _norm(self, site, layer, x, wt, y):
+        _, p = rmsnorm.rms_norm(x, wt, y, self.cfg.eps, n=int(wt.size))
+        if self.log is not None:
+            self.log.append(Launch(site, f"rms_norm:{p.expr}", (x.size // wt.size,), p.block, layer))
+
+    def _ew(self, site, layer, expr, n, args):
+        self._k(site, layer, expr, (-(-n // 256),), 256, args)
+
+    # ---- one decode step
+    def step(self, pos: int):
+        """Decode the token in buf['token'] at position `pos` (appending to every cache and state); the
+        logits land in buf['logits'], the next token in buf['token']."""
+        c, b, w, s = self.cfg, self.buf, self.w, self.state
+        if not 0 <= pos < self.capacity:
+            raise DecodeError(f"position {pos} is outside the cache (capacity {self.capacity})")
+        H = c.hidden
+        self._ew("embed", -1, "embed_row", H, (w["embed"], b["token"], np.int32(H), b["h"]))
+        for i, kind in enumerate(c.kinds):
+            L = w["layers"][i]
+            self._norm(f"L{i}.input_norm", i, b["h"], L["input_norm"], b["x"])
+            self._ew(f"L{i}.to_bf16", i, "to_bf16", H, (b["x"], b["xb"], np.int32(H)))
+            if kind == "kda":
+                self._gemm(f"L{i}.kda.in_proj", i, b["xb"], L["w_in"], b["kproj"])
+                self._k(f"L{i}.kda.prep", i, "kda_prep", (c.kda_heads,), 128,
+                        (b["kproj"], b["kq"], b["kk"], b["kv"], b["kg"], b["kbeta"], np.int32(c.kda_heads)))
+                p = kda.step(b["kq"], b["kk"], b["kv"], b["kg"], b["kbeta"], s["kda"][i], b["ko"], b["kscratch"])
+                if self.log is not None:
+                    self.log.append(Launch(f"L{i}.kda.step", f"kda_decode:{p.expr}", tuple(p.grid), p.block, i))
+                self._norm(f"L{i}.kda.o_norm", i, b["ko"], L["o_norm"], b["kon"])
+                n = c.kda_heads * c.kda_dim
+                self._ew(f"L{i}.kda.o_bf16", i, "to_bf16", n, (b["kon"], b["konb"], np.int32(n)))
+                self._gemm(f"L{i}.kda.o_proj", i, b["konb"], L["w_o"], b["attn"])
+            else:
+                self._gemm(f"L{i}.mla.q_a", i, b["xb"], L["w_qa"], b["qa"])
+                self._norm(f"L{i}.mla.q_a_norm", i, b["qa"], L["qa_norm"], b["qan"])
+                self._ew(f"L{i}.mla.q_a_bf16", i, "to_bf16", c.q_lora, (b["qan"], b["qab"], np.int32(c.q_lora)))
+                self._gemm(f"L{i}.mla.q_b", i, b["qab"], L["w_qb"], b["q"])
+                self._gemm(f"L{i}.mla.kv_a", i, b["xb"], L["w_kva"], b["kvr"])
+                self._norm(f"L{i}.mla.kv_a_norm", i, b["kvr"][:c.kv_lora], L["kv_norm"], b["kvr_n"])
+                cache = s["mla"][i]
+                self._k(f"L{i}.mla.rope_pack", i, "mla_rope_pack", (c.mla_heads + 1,), 256,
+                        (b["q"], b["kvr_n"], b["kvr"], b["qb16"], cache[0, pos], np.int32(c.mla_heads),
+                         np.int32(pos)))
+                upto = cache.reshape(-1)[:(pos + 1) * mla.D].reshape(1, pos + 1, mla.D)   # a contiguous prefix
+                dec = mla.Decoder(b["qb16"], upto, mla.D ** -0.5)
+                out = dec()
+                if self.log is not None:
+                    sp = dec.plan
+                    self.log.append(Launch(f"L{i}.mla.split", f"mla_decode:{sp.kernel}", sp.grid, mla.BLOCK, i))
+                    self.log.append(Launch(f"L{i}.mla.combine", "mla_decode:mla_combine", sp.combine_grid,
+                                           mla.COMBINE_BLOCK, i))
+                n = c.mla_heads * c.kv_lora
+                self._ew(f"L{i}.mla.o_bf16", i, "to_bf16", n, (out, b["olb"], np.int32(n)))
+                gemv_bf16_batched(b["olb"], L["w_uv"], b["ov"])
+                if self.log is not None:
+                    self.log.append(Launch(f"L{i}.mla.w_uv", "cublas:gemmStridedBatchedEx", (), 0, i))
+                n = c.mla_heads * c.v_head
+                self._ew(f"L{i}.mla.v_bf16", i, "to_bf16", n, (b["ov"], b["ovb"], np.int32(n)))
+                self._gemm(f"L{i}.mla.o_proj", i, b["ovb"], L["w_o"], b["attn"])
+            self._ew(f"L{i}.attn_residual", i, "add_inplace", H, (b["h"], b["attn"], np.int32(H)))
+            self._norm(f"L{i}.post_norm", i, b["h"], L["post_norm"], b["x"])
+            self._ew(f"L{i}.post_bf16", i, "to_bf16", H, (b["x"], b["xb"], np.int32(H)))
+            self._gemm(f"L{i}.mlp.gate_up", i, b["xb"], L["w_gu"], b["gu"])
+            self._ew(f"L{i}.mlp.silu_mul", i, "silu_mul_to_bf16", c.mlp_inter,
+                     (b["gu"], b["act"], np.int32(c.mlp_inter)))
+            self._gemm(f"L{i}.mlp.down", i, b["act"], L["w_down"], b["mlp"])
+            self._ew(f"L{i}.mlp_residual", i, "add_inplace", H, (b["h"], b["mlp"], np.int32(H)))
+        self._norm("final.norm", -1, b["h"], w["final_norm"], b["x"])
+        self._ew("final.bf16", -1, "to_bf16", H, (b["x"], b["xb"], np.int32(H)))
+        self._gemm("lm_head", -1, b["xb"], w["lm_head"], b["logits"])
+        self._k("argmax", -1, "argmax_f32", (1,), 1024, (b["logits"], np.int32(c.vocab), b["token"]))
+        return b["logits"]
+
+    def launches(self, pos: int) -> list[Launch]:
+        """The launches of one step at `pos`, in order (runs the step once)."""
+        self.log = []
+        try:
+            self.step(pos)
+        finally:
+            out, self.log = self.log, None
+        return out
+
+
+def build(cfg: Config | None = None, ctx: int = 2048, extra: int = 16) -> Model:
+    """Weights, caches and states on the GPU for `ctx` prefilled-as-if positions plus `extra` decode steps."""
+    mode.require_live("building the decode step")
+    import cupy as cp
+    cfg = cfg or Config()
+    if isinstance(ctx, bool) or not isinstance(ctx, int) or ctx < 0:
+        raise DecodeError(f"ctx must be a non-negative integer, got {ctx!r}")
+    cap = ctx + max(1, extra)
+    rng = cp.random.default_rng(cfg.seed)
+
+    def bf16(shape, scale):
+        """Random weights as bf16 bits (round to nearest even), drawn and rounded by CuPy array operations:
+        set-up, not part of the step, so not the course's launches."""
+        u = (rng.standard_normal(shape, dtype=cp.float32) * np.float32(scale)).view(cp.uint32)
+        return ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(cp.uint16)
+
+    def norm_w(n):
+        return (1 + 0.1 * rng.standard_normal(n, dtype=cp.float32)).astype(cp.float32)
+
+    H = cfg.hidden
+    layers = []
+    for kind in cfg.kinds:
+        L = {"input_norm": norm_w(H), "post_norm": norm_w(H),
+             "w_gu": bf16((H, 2 * cfg.mlp_inter), H ** -0.5), "w_down": bf16((cfg.mlp_inter, H), cfg.mlp_inter ** -0.5)}
+        if kind == "kda":
+            L |= {"w_in": bf16((H, cfg.kda_proj), H ** -0.5), "o_norm": norm_w(cfg.kda_dim),
+                  "w_o": bf16((cfg.kda_heads * cfg.kda_dim, H), (cfg.kda_heads * cfg.kda_dim) ** -0.5)}
+        else:
+            L |= {"w_qa": bf16((H, cfg.q_lora), H ** -0.5), "qa_norm": norm_w(cfg.q_lora),
+                  "w_qb": bf16((cfg.q_lora, cfg.mla_heads * mla.D), cfg.q_lora ** -0.5),
+                  "w_kva": bf16((H, mla.D), H ** -0.5), "kv_norm": norm_w(cfg.kv_lora),
+                  "w_uv": bf16((cfg.mla_heads, cfg.kv_lora, cfg.v_head), cfg.kv_lora ** -0.5),
+                  "w_o": bf16((cfg.mla_heads * cfg.v_head, H), (cfg.mla_heads * cfg.v_head) ** -0.5)}
+        layers.append(L)
+    w = {"layers": layers, "embed": bf16((cfg.vocab, H), 1.0), "final_norm": norm_w(H),
+         "lm_head": bf16((H, cfg.vocab), H ** -0.5)}
+    state = {"kda": {}, "mla": {}}
+    for i, kind in enumerate(cfg.kinds):
+        if kind == "kda":
+            state["kda"][i] = rng.standard_normal((cfg.kda_heads, cfg.kda_dim, cfg.kda_dim),
+                                                  dtype=cp.float32) * np.float32(0.1)
+        else:
+            state["mla"][i] = bf16((1, cap, mla.D), mla.D ** -0.25)     # rows past ctx are written by the steps
+    f32 = lambda n: cp.zeros(n, dtype=cp.float32)
+    u16 = lambda n: cp.zeros(n, dtype=cp.uint16)
+    nk = cfg.kda_heads * cfg.kda_dim
+    buf = {"token": cp.zeros(1, dtype=cp.int32), "h": f32(H), "x": f32(H), "xb": u16(H), "attn": f32(H),
+           "mlp": f32(H), "gu": f32(2 * cfg.mlp_inter), "act": u16(cfg.mlp_inter), "logits": f32(cfg.vocab),
+           "kproj": f32(cfg.kda_proj), "kq": f32((cfg.kda_heads, cfg.kda_dim)), "kk": f32((cfg.kda_heads, cfg.kda_dim)),
+           "kv": f32((cfg.kda_heads, cfg.kda_dim)), "kg": f32((cfg.kda_heads, cfg.kda_dim)), "kbeta": f32(cfg.kda_heads),
+           "ko": f32((cfg.kda_heads, cfg.kda_dim)), "kon": f32((cfg.kda_heads, cfg.kda_dim)), "konb": u16(nk),
+           "kscratch": cp.empty((cfg.kda_heads, cfg.kda_dim, cfg.kda_dim), dtype=cp.float32),
+           "qa": f32(cfg.q_lora), "qan": f32(cfg.q_lora), "qab": u16(cfg.q_lora), "q": f32(cfg.mla_heads * mla.D),
+           "kvr": f32(mla.D), "kvr_n": f32(cfg.kv_lora), "qb16": u16((1, cfg.mla_heads, mla.D)),
+           "olb": u16(cfg.mla_heads * cfg.kv_lora), "ov": f32(cfg.mla_heads * cfg.v_head),
+           "ovb": u16(cfg.mla_heads * cfg.v_head)}
+    cp.cuda.Device().synchronize()
+    return Model(cfg, ctx, cap, w, state, buf)
