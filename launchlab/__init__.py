@@ -35,6 +35,7 @@ sections -- one module per lecture idea; each owns a Door with measure(), data()
     mla             §4/§8: the MLA split-KV decode (tensor cores, bf16) and its combine; float64 reference
     derive          §4: derived vs hardcoded split floor measured (ABBA, S sweep, tp, residency, PyTorch peer)
     reassociation   §8: split counts and bits: same S same bytes, a blind gate, batch invariance, a bounded skip
+    fmatrap         §7.1: a * b + c three ways; FFMA vs FMUL + FADD in SASS, -fmad=false in one file; the bytes
     decode          the decode step: 93 layers (MLA / KDA alternating), 327 RMS norms per token, cuBLAS projections
     audit           §5: every launch whose grid derives from a sharded dimension
 
@@ -57,7 +58,7 @@ LAYERS = {
     "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
              "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
-                 "splits", "mla", "derive", "reassociation", "decode", "audit"),
+                 "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "audit"),
     "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

@@ -36,7 +36,9 @@ def _env(_args) -> int:
 def _gates(_args) -> int:
     from . import gates
     print(gates.table())
-    print("\nrestore set (every gate to its baseline arm):\n  " + gates.restore_set())
+    print("\nrestore set (every gate to its baseline arm; the `main` preset, main's flaws restored):\n  "
+          + gates.restore_set())
+    print("in Python: `with gates.setting(**gates.preset('main')): ...` (or 'fixed': every default)")
     return 0
 
 

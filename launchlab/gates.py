@@ -86,6 +86,17 @@ def setting(**values: str):
                 os.environ[env] = v
 
 
+PRESETS = ("main", "fixed")
+
+
+def preset(name: str) -> dict[str, str]:
+    """`main`: every gate at its baseline -- main's flaws restored (the restore set); `fixed`: every gate at
+    its default, the fixed arms. {gate name: value}, for `setting(**preset(name))`."""
+    if name not in PRESETS:
+        raise GateError(f"preset must be one of {', '.join(PRESETS)}, got {name!r}")
+    return {g.name: (g.baseline if name == "main" else g.default) for g in GATES.values()}
+
+
 # ------------------------------------------------------------------ the course's gates
 register(Gate("STREAM_VEC", ("1", "4"), default="4", baseline="1", kernel="stream_read",
               doc="§1 streaming read: floats per load (1 scalar, 4 float4)"))

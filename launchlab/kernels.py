@@ -35,6 +35,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "timeline": ("globaltimer_ticks",),
     "decode_ops": ("embed_row", "to_bf16", "add_inplace", "silu_mul_to_bf16", "kda_prep", "mla_rope_pack",
                    "argmax_f32"),
+    "fma_forms": ("fma_tmp", "fma_inline", "fma_rn"),
+    "fma_forms_strict": ("strict_tmp", "strict_inline", "strict_rn"),
     "mla_decode": ("mla_split", "mla_split_pipe", "mla_split_deep", "mla_combine"),
     "spin": ("spin_wait",),
     "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>", "kda_walk<0>", "kda_walk<1>", "kda_walk<2>",
@@ -51,6 +53,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                      (128, 48000)]
     ),
 }
+
+
+# Compile options scoped to one file (family), in both the live and the offline build.
+FAMILY_OPTIONS: dict[str, tuple[str, ...]] = {"fma_forms_strict": ("-fmad=false",)}
 
 
 class KernelError(RuntimeError):
@@ -228,7 +234,8 @@ def _compile_offline_cached(family: str, digest: str, arch: str, exprs: tuple[st
 def compile_offline(family: str, arch: str = "sm_90", extra_options: tuple[str, ...] = ()) -> OfflineBuild:
     """Compile a family to a cubin with NVRTC (no GPU, no driver). Cached per source hash."""
     digest = "".join(sha256s(family).values())
-    return _compile_offline_cached(family, digest, arch, FAMILIES.get(family, ()), tuple(extra_options))
+    return _compile_offline_cached(family, digest, arch, FAMILIES.get(family, ()),
+                                   FAMILY_OPTIONS.get(family, ()) + tuple(extra_options))
 
 
 # ---------------------------------------------------------------- SASS through the wheels' cuobjdump
@@ -393,7 +400,7 @@ def module(family: str):
     key = (family, digest)
     if key not in _modules:
         src = source_path(family).read_text()
-        m = cupy.RawModule(code=src, options=(CPP_STD, f"-I{KERNEL_DIR}"),
+        m = cupy.RawModule(code=src, options=(CPP_STD, f"-I{KERNEL_DIR}", *FAMILY_OPTIONS.get(family, ())),
                            name_expressions=list(FAMILIES.get(family, ())))
         m.compile()
         _modules[key] = m

@@ -74,3 +74,15 @@ def test_the_timeline_gate_selects_the_stamped_twin_only_where_stamps_have_somew
         assert timeline.stamped("kda_decode") is True
     finally:
         timeline._armed.discard("kda_decode")
+
+
+def test_presets_main_is_the_restore_set_and_fixed_the_defaults(clean_gates):
+    main, fixed = gates.preset("main"), gates.preset("fixed")
+    assert " ".join(f"{gates.GATES[k].env}={v}" for k, v in sorted(main.items())) == gates.restore_set()
+    assert fixed == {g.name: g.default for g in gates.GATES.values()}
+    assert main["KDA_VT"] == "0" and fixed["KDA_VT"] == "1" and main["MLA_FLOOR"] == "hardcoded"
+    with gates.setting(**main):
+        assert gates.value("RMS_WIDE") == "0" and gates.value("KDA_BODY") == "walk"
+    assert gates.value("RMS_WIDE") == "1"
+    with pytest.raises(gates.GateError, match="preset must be"):
+        gates.preset("fast")
