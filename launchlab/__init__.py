@@ -37,6 +37,9 @@ sections -- one module per lecture idea; each owns a Door with measure(), data()
     reassociation   §8: split counts and bits: same S same bytes, a blind gate, batch invariance, a bounded skip
     fmatrap         §7.1: a * b + c three ways; FFMA vs FMUL + FADD in SASS, -fmad=false in one file; the bytes
     decode          the decode step: 93 layers (MLA / KDA alternating), 327 RMS norms per token, cuBLAS projections
+    stepprofile     the decode step's profile: every launch timed inside a CUDA graph, with occupancy
+    onebinary       §6: eval, the bench marginal, ABBA of each gate on the decode step, one process, ncu
+    identity        §7: two arms of the decode step dumped and compared byte for byte, at several depths
     audit           §5: every launch whose grid derives from a sharded dimension
 
 face -- what a learner, an instructor or a maintainer touches
@@ -58,7 +61,7 @@ LAYERS = {
     "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
              "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
-                 "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "audit"),
+                 "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit"),
     "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

@@ -11,7 +11,7 @@
   cmp A B                    compare two dumps byte for byte (exit 0 identical, 1 different, 2 unreadable)
   selftest                   every kernel against its numpy reference, small inputs (live; one process,
                              so compute-sanitizer can run it whole)
-  bench [stream|rms|kda|mla ...] ratios measured side by side in one run, ABBA where two arms compete (live)
+  bench [stream|rms|kda|mla|decode ...] ratios measured side by side in one run, ABBA where two arms compete (live)
   course [--out DIR]         execute every notebook headless into HTML
   course --refresh [NAME ...]  re-execute notebooks in place in replay: the outputs that are committed
 
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     cm.set_defaults(fn=_cmp)
     sub.add_parser("selftest").set_defaults(fn=_selftest)
     b = sub.add_parser("bench")
-    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla")
+    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla, decode")
     b.set_defaults(fn=_bench)
     co = sub.add_parser("course")
     co.add_argument("--out", default="build/course")

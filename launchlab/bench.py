@@ -3,6 +3,8 @@
     python -m launchlab bench stream    # §1: peak streaming read vs the copy ceiling; gate arms ABBA
     python -m launchlab bench rms       # §2: original vs widened apply ABBA per width; CuPy array ops
     python -m launchlab bench kda       # §3: grid = n_head vs value tiles ABBA; FLA's kernel beside them
+    python -m launchlab bench mla       # §4: hardcoded vs derived split floor ABBA; PyTorch beside them
+    python -m launchlab bench decode    # §6: the full-depth decode step, `main` preset vs the fixed defaults
 
 Everything here needs a GPU (live mode).
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 
-from . import bandwidth, derive, gates, kda, mla, mode, rmsnorm, timing
+from . import bandwidth, decode, derive, gates, kda, mla, mode, onebinary, rmsnorm, stepprofile, timing
 
 
 def bench_stream() -> None:
@@ -97,6 +99,40 @@ def bench_mla() -> None:
           f"captured in a CUDA graph {peer.graph.median:.2f} us = {peer.graph.median / best[1]:.2f}x ours")
 
 
+def bench_decode(layers: int = decode.FULL_LAYERS, ctx: int = onebinary.CTX, tokens: int = onebinary.EVAL_TOKENS) -> None:
+    import time
+
+    import cupy as cp
+    t0 = time.perf_counter()
+    m = decode.build(decode.Config(layers=layers), ctx=ctx, extra=tokens + 1)
+    free, total = cp.cuda.runtime.memGetInfo()
+    print(f"decode step, {layers} layers ({m.cfg.kinds.count('mla')} MLA + {m.cfg.kinds.count('kda')} KDA), "
+          f"{m.cfg.norms_per_token} RMS norms per token, ctx {ctx:,} (synthetic: caches and states filled as if "
+          f"prefilled); built in {time.perf_counter() - t0:.1f} s; device memory in use {(total - free) / 2**30:.1f} "
+          f"GiB of {total / 2**30:.0f}")
+    print(f"{tokens} tokens per CUDA graph; each rep = 3 replays; ms/token; one build, gates read at capture (ABBA)")
+    main_, fixed = gates.preset("main"), gates.preset("fixed")
+    ev = onebinary.GateRun("preset", "fixed", "main", onebinary.abba(m, fixed, main_, tokens, 3, 3, ("fixed", "main")))
+    print("  " + "  ".join(f"{'fixed' if o == 'A' else 'main'}:{t.median / 1e3:.3f}" for o, t in
+                           zip(ev.abba.order, ev.abba.results)))
+    print(f"main {ev.main_ms:.3f} ms/token ({1e3 / ev.main_ms:.1f} tok/s), fixed {ev.fixed_ms:.3f} ms/token "
+          f"({1e3 / ev.fixed_ms:.1f} tok/s): {onebinary.gain_pct(ev.main_ms, ev.fixed_ms):+.1f} % tok/s, "
+          f"rep spread <= {ev.spread_ms:.3f} ms")
+    print("each fix alone (A = fixed defaults, B = that one gate at main's value):")
+    total_cost = ev.cost_ms
+    for g in onebinary.DECODE_GATES:
+        r = onebinary.GateRun(g, fixed[g], main_[g], onebinary.abba(m, fixed, dict(fixed, **{g: main_[g]}), tokens,
+                                                                    3, 3))
+        print(f"  {gates.PREFIX + g}={r.main:<10} +{r.cost_ms:7.3f} ms/token  ({r.cost_ms / total_cost:6.1%} of "
+              f"main - fixed)   reps A " + "/".join(f"{x:.3f}" for x in r.ms("A")) + "  B "
+              + "/".join(f"{x:.3f}" for x in r.ms("B")))
+    with gates.setting(**main_):
+        p = stepprofile.profile(m, ctx, reps=10, preset="main")
+    print(f"under main, the kernels the planted gates change (every RMS norm, the KDA step, the MLA split) take "
+          f"{p.share(onebinary.planted):.1%} of the step (profile sum {p.sum_us / 1e3:.3f} ms vs graph "
+          f"{p.step_us / 1e3:.3f} ms, {p.agreement:+.1%})")
+
+
 def main(what) -> int:
     mode.require_live("benchmarks")
     for w in what or ["stream"]:
@@ -108,7 +144,9 @@ def main(what) -> int:
             bench_kda()
         elif w == "mla":
             bench_mla()
+        elif w == "decode":
+            bench_decode()
         else:
-            print(f"unknown benchmark {w!r}; known: stream, rms, kda, mla")
+            print(f"unknown benchmark {w!r}; known: stream, rms, kda, mla, decode")
             return 2
     return 0

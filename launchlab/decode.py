@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import kda, kernels, mla, mode, rmsnorm
+from . import dumps, gates, kda, kernels, launch, mla, mode, rmsnorm, timing
 
 FAMILY = "decode_ops"
 FULL_LAYERS = 93
@@ -77,30 +77,92 @@ class Config:
 # ------------------------------------------------------------------ cuBLAS: bf16 GEMM with fp32 output
 CUDA_R_32F, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, OP_N = 0, 14, 68, -1, 0
 _ONE, _ZERO = np.ones(1, np.float32), np.zeros(1, np.float32)
+WORKSPACE_BYTES = 32 << 20
+
+
+def _loaded_libcublas() -> str:
+    """The libcublas this process has loaded (CuPy's), from /proc/self/maps: calling another copy with CuPy's
+    handle would mix two libraries' state."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if line.strip() else ""
+            if "/libcublas.so" in path:
+                return path
+    raise DecodeError("libcublas is not loaded in this process (CuPy creates its handle first)")
+
+
+class _Cublas:
+    """cublasGemmEx and cublasGemmStridedBatchedEx called directly, on CuPy's handle, so that they can be
+    captured into a CUDA graph: CuPy's own wrappers refuse any cuBLAS call during stream capture, while cuBLAS
+    itself supports capture once it has a fixed workspace (set here, once) and the capturing stream."""
+
+    _it = None
+
+    def __init__(self):
+        import ctypes
+        import cupy as cp
+        self.handle = cp.cuda.device.get_cublas_handle()
+        self.lib = ctypes.CDLL(_loaded_libcublas())
+        self.ws = cp.empty(WORKSPACE_BYTES, dtype=cp.uint8)
+        c = ctypes
+        self.lib.cublasSetStream_v2.argtypes = [c.c_void_p, c.c_void_p]
+        self.lib.cublasSetWorkspace_v2.argtypes = [c.c_void_p, c.c_void_p, c.c_size_t]
+        i, p = c.c_int, c.c_void_p
+        self.lib.cublasGemmEx.argtypes = [p, i, i, i, i, i, p, p, i, i, p, i, i, p, p, i, i, i, i]
+        self.lib.cublasGemmStridedBatchedEx.argtypes = [p, i, i, i, i, i, p, p, i, i, c.c_longlong, p, i, i,
+                                                        c.c_longlong, p, p, i, i, c.c_longlong, i, i, i]
+        self._ok(self.lib.cublasSetWorkspace_v2(self.handle, self.ws.data.ptr, self.ws.nbytes), "SetWorkspace")
+
+    @classmethod
+    def get(cls) -> "_Cublas":
+        if cls._it is None:
+            cls._it = cls()
+        return cls._it
+
+    @staticmethod
+    def _ok(status: int, what: str) -> None:
+        if status != 0:
+            raise DecodeError(f"cublas{what} returned status {status}")
+
+    def _stream(self):
+        import cupy as cp
+        self._ok(self.lib.cublasSetStream_v2(self.handle, cp.cuda.get_current_stream().ptr), "SetStream")
+
+    def gemv(self, x, w, y) -> None:
+        k, n = w.shape
+        self._stream()
+        self._ok(self.lib.cublasGemmEx(self.handle, OP_N, OP_N, n, 1, k, _ONE.ctypes.data, w.data.ptr,
+                                       CUDA_R_16BF, n, x.data.ptr, CUDA_R_16BF, k, _ZERO.ctypes.data, y.data.ptr,
+                                       CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "GemmEx")
+
+    def gemv_batched(self, x, w, y) -> None:
+        b, k, n = w.shape
+        self._stream()
+        self._ok(self.lib.cublasGemmStridedBatchedEx(self.handle, OP_N, OP_N, n, 1, k, _ONE.ctypes.data,
+                                                     w.data.ptr, CUDA_R_16BF, n, k * n, x.data.ptr, CUDA_R_16BF,
+                                                     k, k, _ZERO.ctypes.data, y.data.ptr, CUDA_R_32F, n, n, b,
+                                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "GemmStridedBatchedEx")
+
+
+def _check_gemv(x, w, y) -> None:
+    k, n = w.shape[-2:]
+    if (x.size != k * (w.size // (k * n)) or y.size != n * (w.size // (k * n)) or x.dtype != np.uint16
+            or w.dtype != np.uint16 or y.dtype != np.float32):
+        raise DecodeError(f"gemv: x {x.dtype}{x.shape}, w {w.dtype}{w.shape}, y {y.dtype}{y.shape}")
 
 
 def gemv_bf16(x, w, y) -> None:
     """y (fp32, N) = x (bf16 bits, K) @ w (bf16 bits, K x N row-major), on the current stream, by cuBLAS
     (column-major: y^T = w^T x^T, so w is an N x K matrix with leading dimension N)."""
-    import cupy as cp
-    from cupy_backends.cuda.libs import cublas
-    k, n = w.shape
-    if x.size != k or y.size != n or x.dtype != np.uint16 or w.dtype != np.uint16 or y.dtype != np.float32:
-        raise DecodeError(f"gemv: x {x.dtype}{x.shape}, w {w.dtype}{w.shape}, y {y.dtype}{y.shape}")
-    cublas.gemmEx(cp.cuda.device.get_cublas_handle(), OP_N, OP_N, n, 1, k, _ONE.ctypes.data,
-                  w.data.ptr, CUDA_R_16BF, n, x.data.ptr, CUDA_R_16BF, k, _ZERO.ctypes.data,
-                  y.data.ptr, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+    _check_gemv(x, w, y)
+    _Cublas.get().gemv(x, w, y)
 
 
 def gemv_bf16_batched(x, w, y) -> None:
     """Per head b: y[b] (fp32, N) = x[b] (bf16, K) @ w[b] (bf16, K x N), one strided-batched cuBLAS call."""
-    import cupy as cp
-    from cupy_backends.cuda.libs import cublas
-    b, k, n = w.shape
-    cublas.gemmStridedBatchedEx(cp.cuda.device.get_cublas_handle(), OP_N, OP_N, n, 1, k, _ONE.ctypes.data,
-                                w.data.ptr, CUDA_R_16BF, n, k * n, x.data.ptr, CUDA_R_16BF, k, k,
-                                _ZERO.ctypes.data, y.data.ptr, CUDA_R_32F, n, n, b, CUBLAS_COMPUTE_32F,
-                                CUBLAS_GEMM_DEFAULT)
+    _check_gemv(x, w, y)
+    _Cublas.get().gemv_batched(x, w, y)
 
 
 # ------------------------------------------------------------------ numpy references of the glue kernels
@@ -150,6 +212,12 @@ class Launch:
     grid: tuple
     block: int
     layer: int                # -1 outside the layers
+    smem: int = 0             # dynamic shared memory
+
+    @property
+    def role(self) -> str:
+        """The site without its layer: "kda.prep", "mla.split", "post_norm"..."""
+        return self.site.split(".", 1)[1] if self.site.startswith("L") and "." in self.site else self.site
 
 
 @dataclass
@@ -161,25 +229,46 @@ class Model:
     state: dict = field(repr=False)
     buf: dict = field(repr=False)
     log: list[Launch] | None = None
+    timer: list | None = None           # while profiling: (site, start, end) eager, or (site, mark) in a graph
+    marks: bool = False                 # profile in a graph: one event before each launch (see mark())
+    snapshots: dict | None = None       # dumps: "hidden.L3" / "kda_out.L1" -> an fp32 copy taken during the step
 
-    # ---- launches, recorded when self.log is a list
-    def _k(self, site, layer, expr, grid, block, args, smem=0):
-        kernels.kernel(FAMILY, expr).launch(grid, block, args, smem=smem)
+    # ---- every launch of the step goes through here: logged, optionally timed, then run
+    def _run(self, site, layer, kernel, grid, block, fn, smem=0):
         if self.log is not None:
-            self.log.append(Launch(site, f"{FAMILY}:{expr}", tuple(np.atleast_1d(grid).tolist()), block, layer))
+            self.log.append(Launch(site, kernel, tuple(np.atleast_1d(grid).tolist()), block, layer, smem))
+        if self.timer is None:
+            return fn()
+        if self.marks:
+            self.mark(site)
+            return fn()
+        import cupy as cp
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        out = fn()
+        b.record()
+        self.timer.append((site, a, b))
+        return out
 
-    def _gemm(self, site, layer, x, w, y):
-        gemv_bf16(x, w, y)
-        if self.log is not None:
-            self.log.append(Launch(site, "cublas:gemmEx", (), 0, layer))
+    def mark(self, site: str) -> None:
+        """A timing event before the launch at `site` (timing.mark: a graph node while capturing)."""
+        self.timer.append((site, timing.mark()))
 
-    def _norm(self, site, layer, x, wt, y):
-        _, p = rmsnorm.rms_norm(x, wt, y, self.cfg.eps, n=int(wt.size))
-        if self.log is not None:
-            self.log.append(Launch(site, f"rms_norm:{p.expr}", (x.size // wt.size,), p.block, layer))
+    def _k(self, site, layer, expr, grid, block, args):
+        k = kernels.kernel(FAMILY, expr)
+        self._run(site, layer, f"{FAMILY}:{expr}", grid, block, lambda: k.launch(grid, block, args))
 
     def _ew(self, site, layer, expr, n, args):
         self._k(site, layer, expr, (-(-n // 256),), 256, args)
+
+    def _gemm(self, site, layer, x, w, y):
+        self._run(site, layer, "cublas:gemmEx", (), 0, lambda: gemv_bf16(x, w, y))
+
+    def _norm(self, site, layer, x, wt, y):
+        n = int(wt.size)
+        p = rmsnorm.plan(n, launch_aligned(x, wt, y))
+        self._run(site, layer, f"rms_norm:{p.expr}", (x.size // n,), p.block,
+                  lambda: rmsnorm.rms_norm(x, wt, y, self.cfg.eps, n=n))
 
     # ---- one decode step
     def step(self, pos: int):
@@ -198,9 +287,11 @@ class Model:
                 self._gemm(f"L{i}.kda.in_proj", i, b["xb"], L["w_in"], b["kproj"])
                 self._k(f"L{i}.kda.prep", i, "kda_prep", (c.kda_heads,), 128,
                         (b["kproj"], b["kq"], b["kk"], b["kv"], b["kg"], b["kbeta"], np.int32(c.kda_heads)))
-                p = kda.step(b["kq"], b["kk"], b["kv"], b["kg"], b["kbeta"], s["kda"][i], b["ko"], b["kscratch"])
-                if self.log is not None:
-                    self.log.append(Launch(f"L{i}.kda.step", f"kda_decode:{p.expr}", tuple(p.grid), p.block, i))
+                kp = kda.plan(c.kda_heads, c.kda_dim)
+                self._run(f"L{i}.kda.step", i, f"kda_decode:{kp.expr}", kp.grid, kp.block,
+                          lambda: kda.step(b["kq"], b["kk"], b["kv"], b["kg"], b["kbeta"], s["kda"][i], b["ko"],
+                                           b["kscratch"]))
+                self._snap(f"kda_out.L{i}", b["ko"])
                 self._norm(f"L{i}.kda.o_norm", i, b["ko"], L["o_norm"], b["kon"])
                 n = c.kda_heads * c.kda_dim
                 self._ew(f"L{i}.kda.o_bf16", i, "to_bf16", n, (b["kon"], b["konb"], np.int32(n)))
@@ -217,18 +308,15 @@ class Model:
                         (b["q"], b["kvr_n"], b["kvr"], b["qb16"], cache[0, pos], np.int32(c.mla_heads),
                          np.int32(pos)))
                 upto = cache.reshape(-1)[:(pos + 1) * mla.D].reshape(1, pos + 1, mla.D)   # a contiguous prefix
-                dec = mla.Decoder(b["qb16"], upto, mla.D ** -0.5)
-                out = dec()
-                if self.log is not None:
-                    sp = dec.plan
-                    self.log.append(Launch(f"L{i}.mla.split", f"mla_decode:{sp.kernel}", sp.grid, mla.BLOCK, i))
-                    self.log.append(Launch(f"L{i}.mla.combine", "mla_decode:mla_combine", sp.combine_grid,
-                                           mla.COMBINE_BLOCK, i))
+                dec = mla.Decoder(b["qb16"], upto, mla.D ** -0.5, scratch=s["mla_scratch"])
+                dp = dec.plan
+                self._run(f"L{i}.mla.split", i, f"mla_decode:{dp.kernel}", dp.grid, mla.BLOCK, dec.split, dp.smem)
+                out = self._run(f"L{i}.mla.combine", i, "mla_decode:mla_combine", dp.combine_grid,
+                                mla.COMBINE_BLOCK, dec.combine)
                 n = c.mla_heads * c.kv_lora
                 self._ew(f"L{i}.mla.o_bf16", i, "to_bf16", n, (out, b["olb"], np.int32(n)))
-                gemv_bf16_batched(b["olb"], L["w_uv"], b["ov"])
-                if self.log is not None:
-                    self.log.append(Launch(f"L{i}.mla.w_uv", "cublas:gemmStridedBatchedEx", (), 0, i))
+                self._run(f"L{i}.mla.w_uv", i, "cublas:gemmStridedBatchedEx", (), 0,
+                          lambda: gemv_bf16_batched(b["olb"], L["w_uv"], b["ov"]))
                 n = c.mla_heads * c.v_head
                 self._ew(f"L{i}.mla.v_bf16", i, "to_bf16", n, (b["ov"], b["ovb"], np.int32(n)))
                 self._gemm(f"L{i}.mla.o_proj", i, b["ovb"], L["w_o"], b["attn"])
@@ -240,11 +328,16 @@ class Model:
                      (b["gu"], b["act"], np.int32(c.mlp_inter)))
             self._gemm(f"L{i}.mlp.down", i, b["act"], L["w_down"], b["mlp"])
             self._ew(f"L{i}.mlp_residual", i, "add_inplace", H, (b["h"], b["mlp"], np.int32(H)))
+            self._snap(f"hidden.L{i}", b["h"])
         self._norm("final.norm", -1, b["h"], w["final_norm"], b["x"])
         self._ew("final.bf16", -1, "to_bf16", H, (b["x"], b["xb"], np.int32(H)))
         self._gemm("lm_head", -1, b["xb"], w["lm_head"], b["logits"])
         self._k("argmax", -1, "argmax_f32", (1,), 1024, (b["logits"], np.int32(c.vocab), b["token"]))
         return b["logits"]
+
+    def _snap(self, name: str, x) -> None:
+        if self.snapshots is not None and name in self.snapshots:
+            self.snapshots[name] = x.reshape(-1).copy()       # a device-to-device copy, not a kernel launch
 
     def launches(self, pos: int) -> list[Launch]:
         """The launches of one step at `pos`, in order (runs the step once)."""
@@ -254,6 +347,62 @@ class Model:
         finally:
             out, self.log = self.log, None
         return out
+
+    def timed_step(self, pos: int) -> list[tuple[str, float]]:
+        """One step with a pair of CUDA events around every launch: (site, µs) in launch order. Eager: the
+        host issues each launch, so gaps between launches are not in these times (the graph has none)."""
+        import cupy as cp
+        self.timer = []
+        try:
+            self.step(pos)
+            cp.cuda.get_current_stream().synchronize()
+            return [(site, cp.cuda.get_elapsed_time(a, b) * 1e3) for site, a, b in self.timer]
+        finally:
+            self.timer = None
+
+    def graph(self, positions: list[int], stream=None):
+        """The steps at `positions`, captured in one CUDA graph (run them once eagerly first: the warm-up loads
+        every kernel and sizes every buffer outside the capture)."""
+        import cupy as cp
+        stream = stream or cp.cuda.Stream(non_blocking=True)
+        it = iter(positions)
+        return timing.capture(lambda: self.step(next(it)), len(positions), stream), stream
+
+    def dump_arrays(self, layers: tuple[int, ...] = ()) -> dict:
+        """What a dump holds per position, in the order the step makes them: for each chosen layer, a KDA
+        layer's attention output (fp32, before its norm and bf16 rounding) and the residual stream after the
+        layer; then the logits."""
+        arrays = {}
+        for i in sorted(layers):
+            if not 0 <= i < self.cfg.layers:
+                raise DecodeError(f"layer {i} is outside the model's {self.cfg.layers} layers")
+            if self.cfg.kind(i) == "kda":
+                arrays[f"kda_out.L{i}"] = ((self.cfg.kda_heads * self.cfg.kda_dim,), np.float32)
+            arrays[f"hidden.L{i}"] = ((self.cfg.hidden,), np.float32)
+        arrays["logits"] = ((self.cfg.vocab,), np.float32)
+        return arrays
+
+    def dump(self, path, positions: list[int], layers: tuple[int, ...] = (), meta: dict | None = None):
+        """Decode `positions` and write dump_arrays(layers) per position (launchlab.dumps)."""
+        import cupy as cp
+        arrays = self.dump_arrays(layers)
+        meta = {"ctx": self.ctx, "layers": self.cfg.layers, "seed": self.cfg.seed,
+                "gates": {g.env: gates.value(g.name) for g in gates.GATES.values()}} | (meta or {})
+        self.snapshots = {name: None for name in arrays if name != "logits"}
+        try:
+            with dumps.Writer(path, arrays, meta) as wr:
+                for p in positions:
+                    self.step(p)
+                    rec = {name: cp.asnumpy(self.snapshots[name]) for name in self.snapshots}
+                    rec["logits"] = cp.asnumpy(self.buf["logits"])
+                    wr.add(p, rec)
+        finally:
+            self.snapshots = None
+        return path
+
+
+def launch_aligned(*arrays) -> bool:
+    return launch.aligned16(*arrays)
 
 
 def build(cfg: Config | None = None, ctx: int = 2048, extra: int = 16) -> Model:
@@ -292,7 +441,7 @@ def build(cfg: Config | None = None, ctx: int = 2048, extra: int = 16) -> Model:
         layers.append(L)
     w = {"layers": layers, "embed": bf16((cfg.vocab, H), 1.0), "final_norm": norm_w(H),
          "lm_head": bf16((H, cfg.vocab), H ** -0.5)}
-    state = {"kda": {}, "mla": {}}
+    state = {"kda": {}, "mla": {}, "mla_scratch": mla.Scratch(cfg.mla_heads)}
     for i, kind in enumerate(cfg.kinds):
         if kind == "kda":
             state["kda"][i] = rng.standard_normal((cfg.kda_heads, cfg.kda_dim, cfg.kda_dim),

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import achieved, diagnosis, hardware, kda, kernels, occupancy, splits
+from . import achieved, diagnosis, fmatrap, hardware, kda, kernels, occupancy, splits
 
 
 @dataclass(frozen=True)
@@ -233,6 +233,64 @@ register(Exercise(
                        f"enough -- two tiles, a slice of {s.slice_tokens} -- so ceil(20,000 / {s.slice_tokens}) = "
                        f"{s.splits} splits: {s.grid} blocks, {s.share_of_target:.0%} of the target. Whole tiles "
                        f"cost grid at short contexts.")(splits.split(20_000, 16, 1))))
+
+
+# ------------------------------------------------------------------ §6 one binary, two arms
+def _eval_gain(d) -> float:
+    a, b = d.eval.main_ms, d.eval.fixed_ms
+    return 100 * (a / b - 1)
+
+
+register(Exercise(
+    "06.eval_gain", "the fixed arm's gain in tok/s over main, in %, from eval's two medians (ms/token) printed above",
+    _eval_gain,
+    lambda d: (f"tok/s is 1000 / (ms per token), so the gain is main's ms over fixed's ms, minus one: "
+               f"{d.eval.main_ms:.3f} / {d.eval.fixed_ms:.3f} - 1 = {_eval_gain(d):+.1f} %. Not (main - fixed) / "
+               f"main = {100 * (d.eval.main_ms - d.eval.fixed_ms) / d.eval.main_ms:.1f} %: that is the time saved, "
+               f"not the rate gained (the lecture's 52.96 -> 49.63 ms is +6.7 % tok/s and -6.3 % time)."),
+    abs_tol=0.15))
+
+register(Exercise(
+    "06.floor_at_bench", "does LAUNCHLAB_MLA_FLOOR change any launch the bench makes at ctx 2,048? 'yes' or 'no'",
+    lambda d: "yes" if splits.split(d.short_ctx + d.bench.long, 16, 1, "hardcoded").splits
+                       != splits.split(d.short_ctx + d.bench.long, 16, 1, "derived").splits else "no",
+    lambda d: (f"at and below {splits.SPLIT_MIN_CTX:,} tokens no split happens under either floor: the bench's "
+               f"positions {d.short_ctx:,}..{d.short_ctx + d.bench.long - 1:,} launch one slice per head tile either "
+               f"way, so the gate changes nothing there. Its {d.gate('MLA_FLOOR').cost_ms:.2f} ms per token of eval "
+               f"at {d.ctx:,} is missing from the bench's gain ({d.bench_gain_pct:+.1f} % against eval's "
+               f"{d.eval_gain_pct:+.1f} %): the instruments disagree because they read different contexts."),
+    kind="choice", choices=("yes", "no")))
+
+
+# ------------------------------------------------------------------ §7 proving bit-identity as bytes
+def _identical_at(d, ctx: int) -> str:
+    names = {"KDA_VT": "vt", "MLA_FLOOR": "mla floor", "KDA_ELIDE": "fma"}
+    same = [names[c.name.split()[0]] for c in d.cases if c.ctx == ctx and c.identical]
+    return " and ".join(same) if same else "none"
+
+
+register(Exercise(
+    "07.identical_at_131072", "which arm pairs are byte-identical at ctx 131,072: 'vt', 'vt and mla floor', or 'none'",
+    lambda d: _identical_at(d, 131_072) if _identical_at(d, 131_072) in ("vt", "vt and mla floor") else "none",
+    lambda d: (lambda vt, ml: f"KDA_VT 0 vs 1 at 131,072: {'IDENTICAL' if vt.identical else 'different'} over "
+                              f"{vt.elements:,} elements (every layer, {len(vt.steps)} positions). The MLA floor: "
+                              f"{ml.differing:,} elements differ, the first at {ml.first[1] if ml.first else '-'} "
+                              f"-- layer 0 is an MLA layer, and {splits.split(ml.ctx + 1, 16, 1, 'hardcoded').splits} "
+                              f"splits against {splits.split(ml.ctx + 1, 16, 1, 'derived').splits} reassociate its "
+                              f"combine. (The fma arm, dumped at 2,048, differs from its first KDA layer on.)")(
+        d.case("KDA_VT 0 vs 1", 131_072), d.case("MLA_FLOOR hardcoded vs derived", 131_072)),
+    kind="choice", choices=("vt", "vt and mla floor", "none")))
+
+register(Exercise(
+    "07.fma_fix", "the pass-2 recompute must give main's bytes: which form -- 'tmp' (float tmp = a * b; out = tmp + c), "
+                  "'inline' (out = a * b + c) or 'rn' (out = __fmul_rn(a, b) + c)?",
+    lambda: next(f.form for f in fmatrap.sass_table() if f.family == "fma_forms" and not f.fused),
+    lambda: (lambda t: f"main rounded the product to fp32 (it went through shared memory), then added. Under "
+                       f"nvcc's default -fmad=true both 'tmp' and 'inline' compile to {t['tmp'].ffma} FFMA: one "
+                       f"rounding, different bytes. Only __fmul_rn forces the rounded product ({t['rn'].fmul} FMUL + "
+                       f"{t['rn'].fadd} FADD): the one-token fix. -fmad=false scoped to the file does the same for "
+                       f"every form.")({f.form: f for f in fmatrap.sass_table() if f.family == "fma_forms"}),
+    kind="choice", choices=("tmp", "inline", "rn")))
 
 
 # ------------------------------------------------------------------ §8 when a reshape is not free

@@ -210,7 +210,10 @@ class Decoder:
     """One shape's decode with its scratch allocated once: calling it launches split + combine (what a CUDA
     graph captures for timing). Inputs are checked, and the plan made, before anything launches."""
 
-    def __init__(self, q, kv, scale: float, p: Plan | None = None, skip: str | None = None, **plan_kw):
+    def __init__(self, q, kv, scale: float, p: Plan | None = None, skip: str | None = None, scratch=None,
+                 **plan_kw):
+        """scratch: an optional Scratch to carve o_split / lse / out from (a decode step shares one across its
+        layers, so its launches allocate nothing: what a CUDA graph capture needs)."""
         mode.require_live("launching the MLA decode")
         if not hasattr(q, "data") or not hasattr(q, "device") or type(q).__module__.split(".")[0] != "cupy":
             raise MLAError("q and kv must be CuPy arrays on the GPU (cupy.asarray(...) them)")
@@ -226,20 +229,50 @@ class Decoder:
         if self.skip not in ("off", "on"):
             raise MLAError(f"skip must be 'off' or 'on', got {self.skip!r}")
         self.drop_below = drop_threshold(ctx, self.skip)
-        self.o_split = cp.empty((batch, s.splits, n_head, DV), dtype=cp.float32)
-        self.lse = cp.empty((batch, s.splits, n_head), dtype=cp.float32)
-        self.out = cp.empty((batch, n_head, DV), dtype=cp.float32)
+        shapes = ((batch, s.splits, n_head, DV), (batch, s.splits, n_head), (batch, n_head, DV))
+        if scratch is None:
+            self.o_split, self.lse, self.out = (cp.empty(sh, dtype=cp.float32) for sh in shapes)
+        else:
+            self.o_split, self.lse, self.out = scratch.carve(shapes)
         self._split = kernels.kernel(FAMILY, self.plan.kernel)
         self._combine = kernels.kernel(FAMILY, "mla_combine")
 
-    def __call__(self):
+    def split(self):
         p, s = self.plan, self.plan.split
         self._split.launch(p.grid, BLOCK, (self.q, self.kv, self.o_split, self.lse, np.int32(s.n_head),
                                            np.int32(s.ctx), np.int32(s.slice_tokens), np.float32(self.scale)),
                            smem=p.smem)
+
+    def combine(self):
+        p, s = self.plan, self.plan.split
         self._combine.launch(p.combine_grid, COMBINE_BLOCK, (self.o_split, self.lse, self.out, np.int32(s.n_head),
                                                             np.int32(s.splits), np.float32(self.drop_below)))
         return self.out
+
+    def __call__(self):
+        self.split()
+        return self.combine()
+
+
+class Scratch:
+    """fp32 scratch for split outputs, LSEs and the output, sized for `n_head` heads, `batch` requests and up to
+    MAX_SPLITS splits; Decoder views carve contiguous prefixes of it."""
+
+    def __init__(self, n_head: int, batch: int = 1):
+        import cupy as cp
+        self.n_head, self.batch = n_head, batch
+        self.bufs = [cp.empty(batch * splits.MAX_SPLITS * n_head * DV, dtype=cp.float32),
+                     cp.empty(batch * splits.MAX_SPLITS * n_head, dtype=cp.float32),
+                     cp.empty(batch * n_head * DV, dtype=cp.float32)]
+
+    def carve(self, shapes):
+        out = []
+        for buf, sh in zip(self.bufs, shapes):
+            n = int(np.prod(sh))
+            if n > buf.size:
+                raise MLAError(f"scratch of {buf.size} floats cannot hold {sh}")
+            out.append(buf[:n].reshape(sh))
+        return out
 
 
 def drop_threshold(ctx: int, skip: str) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import bandwidth, derive, diagnosis, frontier, hardware, kda, mla, occupancy
+from . import bandwidth, derive, diagnosis, frontier, hardware, kda, mla, occupancy, onebinary
 
 COLORS = {128: "#1b9e77", 256: "#d95f02", 512: "#7570b3", 1024: "#e7298a"}
 
@@ -435,5 +435,90 @@ def mla_explore(model: "derive.SlotModel", ctx: int, heads: int, derived, hardco
     ax.set_ylim(0, 2.2 * max(dy, hy, min(ys)))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def step_profile(main, fixed, top: int = 14):
+    """§6: where one decode step's time goes, per role (calls x µs per call), under `main` and the fixed
+    defaults -- the roles a planted gate changes in colour. Both profiles at the same context, in-step times."""
+    fig, ax = plt.subplots(figsize=(8.4, 4.6))
+    per = {}
+    for which, p in (("main", main), ("fixed", fixed)):
+        for r in p.rows:
+            d = per.setdefault(r.role, {"main": 0.0, "fixed": 0.0, "planted": False})
+            d[which] += r.us_per_token / 1e3
+            d["planted"] |= onebinary.planted(r)
+    roles = sorted(per, key=lambda k: -max(per[k]["main"], per[k]["fixed"]))[:top][::-1]
+    y = np.arange(len(roles))
+    for off, which, alpha in ((0.2, "main", 1.0), (-0.2, "fixed", 0.45)):
+        ax.barh(y + off, [per[k][which] for k in roles], height=0.38, alpha=alpha,
+                color=["#d95f02" if per[k]["planted"] else "#7570b3" for k in roles],
+                label=f"{which}: {p_sum(main if which == 'main' else fixed):.2f} ms in all")
+    ax.set_yticks(y, roles, fontsize=8)
+    ax.set_xlabel(f"ms per token, in-step (ctx {main.ctx:,}; dark: main, light: fixed)")
+    ax.grid(alpha=0.3, axis="x")
+    handles = [plt.Rectangle((0, 0), 1, 1, color="#d95f02"), plt.Rectangle((0, 0), 1, 1, color="#7570b3")]
+    ax.legend(handles, ["a planted gate changes it", "the same in both arms"], fontsize=8, loc="lower right")
+    ax.set_title(f"One decode step, {main.launches:,} launches: main {main.step_us / 1e3:.2f} ms, fixed "
+                 f"{fixed.step_us / 1e3:.2f} ms (graph-timed)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def p_sum(p) -> float:
+    return p.sum_us / 1e3
+
+
+def instruments(data):
+    """§6: the same two arms through both instruments -- eval at the long context, bench's marginal at the short
+    one -- per rep, with each instrument's gain."""
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), sharey=False)
+    panels = (("eval", f"eval: ctx {data.ctx:,}, {data.eval.abba.results[0].launches_per_rep} tokens per graph",
+               {"fixed": data.eval.ms("A"), "main": data.eval.ms("B")}, data.eval_gain_pct),
+              ("bench", f"bench: ctx {data.short_ctx:,}, ({data.bench.long} - {data.bench.short}) tokens marginal",
+               {"fixed": data.bench.arm("A"), "main": data.bench.arm("B")}, data.bench_gain_pct))
+    for ax, (name, title, arms, gain) in zip(axes, panels):
+        for i, (arm, c) in enumerate((("main", "#d95f02"), ("fixed", "#1b9e77"))):
+            reps = arms[arm]
+            ax.plot([i] * len(reps), reps, "o", color=c, ms=6, alpha=0.7)
+            ax.annotate(f"{np.median(reps):.2f} ms", (i, np.median(reps)), xytext=(10, -3),
+                        textcoords="offset points", fontsize=8)
+        ax.set_xticks([0, 1], ["main", "fixed"])
+        ax.set_xlim(-0.5, 1.8)
+        lo = min(min(v) for v in arms.values())
+        hi = max(max(v) for v in arms.values())
+        ax.set_ylim(lo - 0.08 * (hi - lo) - 0.1, hi + 0.15 * (hi - lo) + 0.1)
+        ax.set_ylabel("ms per token (each dot a rep)")
+        ax.set_title(f"{title}\nfixed is {gain:+.1f} % tok/s", fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def divergence(case, layers: int):
+    """§7: where two arms' bytes part: for each decoded position (rows) and layer (columns), the share of the
+    residual stream after the layer whose bytes differ; a dot where a KDA layer's own output differs; the
+    greedy tokens of both arms at the right."""
+    fig, ax = plt.subplots(figsize=(8.4, 0.55 * len(case.steps) + 1.9))
+    rows = []
+    for pos, _, _, _ in case.steps:
+        d = case.per_position.get(str(pos), {})
+        rows.append([d.get(f"hidden.L{i}", 0) / 7168 for i in range(layers)])
+    from matplotlib.colors import LogNorm
+    arr = np.ma.masked_equal(np.array(rows), 0.0)               # identical: left white
+    im = ax.imshow(arr, aspect="auto", cmap="Oranges", norm=LogNorm(vmin=1 / 7168, vmax=1), interpolation="nearest")
+    for r, (pos, _, _, _) in enumerate(case.steps):
+        d = case.per_position.get(str(pos), {})
+        ks = [i for i in range(layers) if d.get(f"kda_out.L{i}", 0)]
+        ax.plot(ks, [r] * len(ks), ".", color="#1b9e77", ms=4)
+    ax.set_yticks(range(len(case.steps)),
+                  [f"pos {p:,}: next token {a} / {b}{'  (differ)' if a != b else ''}" for p, _, a, b in case.steps],
+                  fontsize=8)
+    ax.set_xlabel("layer (dots: a KDA layer's output differs)")
+    fig.colorbar(im, ax=ax, label="share of the residual stream\nthat differs (white: none)", fraction=0.03)
+    first = case.first
+    ax.set_title(f"{case.name} at ctx {case.ctx:,}: first difference at position {first[0]:,}, {first[1]}, "
+                 f"element {first[2]}" if first else f"{case.name} at ctx {case.ctx:,}: identical", fontsize=9)
     fig.tight_layout()
     return fig

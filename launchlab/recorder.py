@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 import time
 
-from . import (achieved, bandwidth, derive, instruments, kda, mode, occupancy_probe, provenance, reassociation,
-               recordings, rmsnorm, waves)
+from . import (achieved, bandwidth, derive, identity, instruments, kda, mode, occupancy_probe, onebinary, provenance,
+               reassociation, recordings, rmsnorm, waves)
 from .door import Door
 
 RECORDINGS: dict[str, tuple[Door, ...]] = {
@@ -24,6 +24,8 @@ RECORDINGS: dict[str, tuple[Door, ...]] = {
     "section03": (kda.DOOR,),
     "timeline": (achieved.DOOR,),
     "section04": (derive.DOOR,),
+    "section06": (onebinary.DOOR,),
+    "section07": (identity.DOOR,),
     "section08": (reassociation.DOOR,),
 }
 SECTIONS = tuple(RECORDINGS)

@@ -12,7 +12,8 @@ import json
 import math
 from pathlib import Path
 
-from . import achieved, audit, bandwidth, derive, instruments, kda, occupancy_probe, reassociation, rmsnorm, waves
+from . import (achieved, audit, bandwidth, derive, identity, instruments, kda, occupancy_probe, onebinary, reassociation,
+               rmsnorm, waves)
 
 BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
@@ -29,6 +30,8 @@ SOURCES = {
     "03": [(kda.recorded, kda.headline), (_kda_and_ceiling, kda.starvation_headline)],
     "04": [(derive.recorded, derive.headline)],
     "05": [(kda.recorded, audit.headline)],
+    "06": [(onebinary.recorded, onebinary.headline)],
+    "07": [(identity.recorded, identity.headline)],
     "08": [(reassociation.recorded, reassociation.headline)],
 }
 

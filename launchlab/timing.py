@@ -155,6 +155,24 @@ def capture(fn: Callable[[], object], launches: int, stream):
     return g
 
 
+def mark(stream=None):
+    """A timing event recorded on `stream` (default: the current one) now. While the stream is being captured
+    it becomes a node of the graph (cudaEventRecordExternal), stamped at each replay when the work before it
+    is done: marks between launches time each launch inside a graph. A mark is not free -- see
+    stepprofile.event_cost_us()."""
+    cp = _cupy()
+    stream = stream or cp.cuda.get_current_stream()
+    ev = cp.cuda.Event()
+    if stream.is_capturing():
+        from cuda.bindings import runtime as rt
+        err, = rt.cudaEventRecordWithFlags(ev.ptr, stream.ptr, rt.cudaEventRecordExternal)
+        if err != rt.cudaError_t.cudaSuccess:
+            raise RuntimeError(f"cudaEventRecordWithFlags during capture: {err}")
+    else:
+        ev.record(stream)
+    return ev
+
+
 def _replay(g, stream, launches: int, reps: int, warmup: int) -> list[float]:
     """Replay a captured graph `warmup` times, then `reps` times between two events: us per launch."""
     cp = _cupy()

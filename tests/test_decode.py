@@ -116,3 +116,77 @@ def test_a_short_model_decodes_and_counts_its_norms(cp):
     before = cp.asnumpy(m.state["mla"][0][0, 3001]).copy()
     m.step(3001)
     assert not np.array_equal(before, cp.asnumpy(m.state["mla"][0][0, 3001]))      # the step appended its row
+
+
+def test_profile_rows_group_by_role_and_read_the_calculator():
+    """The profile's grouping and columns, on a hand-made step of four launches and two timed steps."""
+    from launchlab import stepprofile
+    L = decode.Launch
+    log = [L("L0.input_norm", "rms_norm:rms_norm_f32", (1,), 128, 0), L("L1.input_norm", "rms_norm:rms_norm_f32", (1,), 128, 1),
+           L("L1.kda.prep", "decode_ops:kda_prep", (12,), 128, 1), L("lm_head", "cublas:gemmEx", (), 0, -1)]
+    rows = stepprofile.rows(log, [[3.0, 3.2, 2.0, 40.0], [3.1, 3.3, 2.2, 41.0]], live=False)
+    by = {r.role: r for r in rows}
+    assert rows[0].role == "lm_head" and by["input_norm"].calls == 2 and by["kda.prep"].calls == 1
+    assert by["input_norm"].us_per_call == pytest.approx(3.15) and by["input_norm"].us_per_token == pytest.approx(6.3)
+    assert by["kda.prep"].registers > 0 and by["kda.prep"].occupancy_pct > 0 and by["lm_head"].registers is None
+    assert by["input_norm"].limiter and by["lm_head"].limiter == "cuBLAS"
+    assert by["kda.prep"].sms_with_work == 12 and by["input_norm"].sms_with_work == 1 and by["lm_head"].sms_with_work is None
+    with pytest.raises(ValueError, match="every launch"):
+        stepprofile.rows(log, [[1.0]], live=False)
+
+
+@pytest.mark.gpu
+@live
+def test_two_builds_from_one_seed_decode_the_same_bytes_and_the_graph_runs(cp, tmp_path):
+    from launchlab import dumps, stepprofile
+    cfg = decode.Config(layers=2)
+    paths = []
+    for name in ("a", "b"):
+        m = decode.build(cfg, ctx=9000, extra=8)
+        paths.append(m.dump(tmp_path / name, [9000, 9001], layers=(0, 1)))
+    c = dumps.cmp(*paths)
+    assert c.identical and c.records == 2, c.describe()
+    p = stepprofile.profile(m, 9002, reps=10)
+    assert p.norms() == cfg.norms_per_token == 8 and p.launches == len(m.launches(9002))
+    assert 0 < p.event_cost_us < 10 and abs(p.agreement) <= 0.10, (p.event_cost_us, p.sum_us, p.step_us)
+    assert min(p.eager_us) > p.step_us                  # eager events count the host's launch gaps
+    ms = stepprofile.graph_ms_per_token(m, [9003, 9004], reps=2)
+    assert all(0 < x < 100 for x in ms)
+
+
+def test_a_dump_holds_each_chosen_layer_in_step_order_then_the_logits():
+    m = decode.Model(decode.Config(layers=4), 0, 1, {}, {}, {})
+    assert list(m.dump_arrays((2, 1))) == ["kda_out.L1", "hidden.L1", "hidden.L2", "logits"]
+    assert m.dump_arrays((1,))["kda_out.L1"] == ((12 * 128,), np.float32)
+    with pytest.raises(decode.DecodeError, match="outside"):
+        m.dump_arrays((4,))
+
+
+def test_eval_and_gain_arithmetic():
+    from launchlab import onebinary, timing
+    e = onebinary.Eval(131_072, 8, timing.Timing([8000.0, 8100.0, 7900.0], "graph", 8))
+    assert e.ms_per_token == pytest.approx(8.0) and e.tok_s == pytest.approx(125.0)
+    assert onebinary.gain_pct(52.96, 49.63) == pytest.approx(6.71, abs=0.01)        # the lecture's +6.7 %
+
+
+@pytest.mark.gpu
+@live
+def test_abba_of_a_gate_on_a_short_model(cp):
+    from launchlab import gates, onebinary
+    m = decode.build(decode.Config(layers=2), ctx=20_000, extra=32)
+    ab = onebinary.abba(m, {"KDA_VT": "0"}, {"KDA_VT": "1"}, tokens=2, pairs=1, reps=2)
+    assert ab.order == ["A", "B"] and all(t.median > 0 for t in ab.results)
+    e = onebinary.eval_step(m, tokens=2, reps=2)
+    assert 0 < e.ms_per_token < 100 and gates.value("KDA_VT") == "1"
+
+
+@pytest.mark.gpu
+@live
+def test_vt_arms_are_byte_identical_and_the_fma_arm_is_not_on_a_short_model():
+    from launchlab import identity
+    cfg = decode.Config(layers=2)
+    vt = identity.compare("KDA_VT 0 vs 1", 2048, {"KDA_VT": "0"}, {"KDA_VT": "1"}, cfg, positions=2)
+    assert vt.identical and vt.max_rel_logit_diff == 0.0
+    fma = identity.compare("KDA_ELIDE rn vs fma", 2048, {"KDA_ELIDE": "rn"}, {"KDA_ELIDE": "fma"}, cfg, positions=2)
+    assert not fma.identical and fma.per_array["kda_out.L1"] > 0        # the KDA layer's output moved ...
+    assert fma.max_rel_logit_diff < 1e-4                                # ... and a tolerance passes anyway

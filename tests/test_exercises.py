@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from launchlab import achieved, bandwidth, exercises, kda, reassociation, rmsnorm
+from launchlab import achieved, bandwidth, exercises, identity, kda, onebinary, reassociation, rmsnorm
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("01_the_arithmetic", "02_the_width_was_wrong", "03_starvation_vs_contention", "04_derive_the_constant",
-            "05_sharding_plants_bugs", "08_when_a_reshape_is_not_free")
+            "05_sharding_plants_bugs", "06_one_binary_two_arms", "07_bit_identity_as_bytes",
+            "08_when_a_reshape_is_not_free")
 
 
 def context(key):
@@ -20,6 +21,9 @@ def context(key):
             "03.floor_main": lambda: (kda.recorded(), bandwidth.CEILING.recorded().tbs),
             "03.tiles_speedup": lambda: (kda.recorded(),),
             "05.main_tp1_over_tp8": lambda: (kda.recorded(),),
+            "06.eval_gain": lambda: (onebinary.recorded(),),
+            "06.floor_at_bench": lambda: (onebinary.recorded(),),
+            "07.identical_at_131072": lambda: (identity.recorded(),),
             "08.gate_sees_it": lambda: (reassociation.recorded(),),
             "08.batch_invariant_rule": lambda: (reassociation.recorded(),)}.get(key, lambda: ())()
 

@@ -6,7 +6,7 @@ def test_audit_finds_the_head_derived_grid_and_lists_the_rest():
     hits = audit.grep("head")
     dependent = {(s.file, s.function) for s, hit in hits if hit}
     # KDA; MLA's split and combine; and the decode step's own glue whose grid is n_head (kda_prep: the fine one)
-    assert dependent == {("kda.py", "step"), ("mla.py", "__call__"), ("decode.py", "step")}
+    assert dependent == {("kda.py", "step"), ("mla.py", "split"), ("mla.py", "combine"), ("decode.py", "step")}
     prep = [s for s, hit in hits if hit and s.file == "decode.py" and "kda_heads" in s.grid]
     assert len(prep) == 1
     assert len(hits) >= 8 and {s.file for s, _ in hits} >= {"bandwidth.py", "rmsnorm.py", "waves.py", "kda.py"}

@@ -20,7 +20,16 @@ def figs():
 
 
 def test_one_object_keyed_by_section(figs):
-    assert list(figs) == ["00", "01", "02", "03", "04", "05", "08", "browser"]
+    assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "browser"]
+
+
+def test_the_decode_step_figures_issue_12_names(figs):
+    s6, s7 = figs["06"], figs["07"]
+    for k in ("decode_ms_per_token_main", "decode_ms_per_token_fixed", "eval_gain_pct", "bench_gain_pct"):
+        assert isinstance(s6[k], float), k
+    assert s6["rms_norms_per_token"] == 327 and s6["decode_ms_per_token_main"] > s6["decode_ms_per_token_fixed"]
+    assert s7 == {"vt_identical_all_depths": True, "fma_identical": False, "mla_split_identical_below_min_ctx": True,
+                  "tolerance_1e6_passes_every_kda_arm": True}
 
 
 @pytest.mark.parametrize("key", ["01.copy_ceiling_tbs", "01.peak_read_tbs", "02.rms_speedup_7168",
