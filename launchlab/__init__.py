@@ -41,6 +41,7 @@ sections -- one module per lecture idea; each owns a Door with measure(), data()
     onebinary       §6: eval, the bench marginal, ABBA of each gate on the decode step, one process, ncu
     identity        §7: two arms of the decode step dumped and compared byte for byte, at several depths
     audit           §5: every launch whose grid derives from a sharded dimension
+    lab             the lab: the 8-step audit of the decode step under `main`, its recording, the reference answers
 
 face -- what a learner, an instructor or a maintainer touches
     banner        the mode line every notebook prints first
@@ -61,7 +62,8 @@ LAYERS = {
     "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
              "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
-                 "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit"),
+                 "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit",
+                 "lab"),
     "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

@@ -30,6 +30,10 @@ from . import dumps, gates, kda, kernels, launch, mla, mode, rmsnorm, timing
 
 FAMILY = "decode_ops"
 FULL_LAYERS = 93
+# What Model.overrides may set (the lab's sweeps of the offenders' geometry); None or absent: the gates decide.
+OVERRIDES = {"rms_block": "threads per block of the hidden-width norms (the widened kernel, 128..1024)",
+             "kda_bv": "the KDA step's value tile BV (grid = V / BV x heads)",
+             "mla_splits": "the MLA decode's split count (grid = splits x head tiles)"}
 
 
 class DecodeError(ValueError):
@@ -232,6 +236,7 @@ class Model:
     timer: list | None = None           # while profiling: (site, start, end) eager, or (site, mark) in a graph
     marks: bool = False                 # profile in a graph: one event before each launch (see mark())
     snapshots: dict | None = None       # dumps: "hidden.L3" / "kda_out.L1" -> an fp32 copy taken during the step
+    overrides: dict = field(default_factory=dict)   # the lab's sweeps: see OVERRIDES
 
     # ---- every launch of the step goes through here: logged, optionally timed, then run
     def _run(self, site, layer, kernel, grid, block, fn, smem=0):
@@ -266,9 +271,11 @@ class Model:
 
     def _norm(self, site, layer, x, wt, y):
         n = int(wt.size)
-        p = rmsnorm.plan(n, launch_aligned(x, wt, y))
+        block = self.overrides.get("rms_block") if n == self.cfg.hidden else None
+        wide = True if block else None
+        p = rmsnorm.plan(n, launch_aligned(x, wt, y), block, wide)
         self._run(site, layer, f"rms_norm:{p.expr}", (x.size // n,), p.block,
-                  lambda: rmsnorm.rms_norm(x, wt, y, self.cfg.eps, n=n))
+                  lambda: rmsnorm.rms_norm(x, wt, y, self.cfg.eps, n=n, block=block, wide=wide))
 
     # ---- one decode step
     def step(self, pos: int):
@@ -287,10 +294,11 @@ class Model:
                 self._gemm(f"L{i}.kda.in_proj", i, b["xb"], L["w_in"], b["kproj"])
                 self._k(f"L{i}.kda.prep", i, "kda_prep", (c.kda_heads,), 128,
                         (b["kproj"], b["kq"], b["kk"], b["kv"], b["kg"], b["kbeta"], np.int32(c.kda_heads)))
-                kp = kda.plan(c.kda_heads, c.kda_dim)
+                bv = self.overrides.get("kda_bv")
+                kp = kda.plan(c.kda_heads, c.kda_dim, bv)
                 self._run(f"L{i}.kda.step", i, f"kda_decode:{kp.expr}", kp.grid, kp.block,
                           lambda: kda.step(b["kq"], b["kk"], b["kv"], b["kg"], b["kbeta"], s["kda"][i], b["ko"],
-                                           b["kscratch"]))
+                                           b["kscratch"], bv=bv))
                 self._snap(f"kda_out.L{i}", b["ko"])
                 self._norm(f"L{i}.kda.o_norm", i, b["ko"], L["o_norm"], b["kon"])
                 n = c.kda_heads * c.kda_dim
@@ -308,7 +316,8 @@ class Model:
                         (b["q"], b["kvr_n"], b["kvr"], b["qb16"], cache[0, pos], np.int32(c.mla_heads),
                          np.int32(pos)))
                 upto = cache.reshape(-1)[:(pos + 1) * mla.D].reshape(1, pos + 1, mla.D)   # a contiguous prefix
-                dec = mla.Decoder(b["qb16"], upto, mla.D ** -0.5, scratch=s["mla_scratch"])
+                dec = mla.Decoder(b["qb16"], upto, mla.D ** -0.5, scratch=s["mla_scratch"],
+                                  n_splits=self.overrides.get("mla_splits"))
                 dp = dec.plan
                 self._run(f"L{i}.mla.split", i, f"mla_decode:{dp.kernel}", dp.grid, mla.BLOCK, dec.split, dp.smem)
                 out = self._run(f"L{i}.mla.combine", i, "mla_decode:mla_combine", dp.combine_grid,

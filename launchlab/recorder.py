@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 import time
 
-from . import (achieved, bandwidth, derive, identity, instruments, kda, mode, occupancy_probe, onebinary, provenance,
-               reassociation, recordings, rmsnorm, waves)
+from . import (achieved, bandwidth, derive, identity, instruments, kda, lab, mode, occupancy_probe, onebinary,
+               provenance, reassociation, recordings, rmsnorm, waves)
 from .door import Door
 
 RECORDINGS: dict[str, tuple[Door, ...]] = {
@@ -27,6 +27,7 @@ RECORDINGS: dict[str, tuple[Door, ...]] = {
     "section06": (onebinary.DOOR,),
     "section07": (identity.DOOR,),
     "section08": (reassociation.DOOR,),
+    "lab": (lab.DOOR,),
 }
 SECTIONS = tuple(RECORDINGS)
 

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from . import decode, hardware, kernels, occupancy, timing
 
@@ -35,6 +35,7 @@ class Row:
                               # leaves them in L2), the timing event's own cost subtracted
     spread_pct: float         # robust: median absolute deviation over the median, in %
     us_per_token: float       # calls x median
+    reps_us: list = field(default_factory=list)   # per replay (step): the mean µs per call of this row's launches
 
     def share(self, step_us: float) -> float:
         return self.us_per_token / step_us
@@ -71,8 +72,9 @@ def rows(launches: list["decode.Launch"], samples: list[list[float]], live: bool
         for g in grid:
             blocks *= g
         sms = min(blocks, hardware.spec("H200").sm_count) if grid else None
+        reps = [statistics.fmean(s[i] for i in idx) for s in samples]
         out.append(Row(role, kernel, list(grid), block, sms, regs, sm, occ, lim, len(idx), med,
-                       100 * mad / med if med else 0.0, len(idx) * med))
+                       100 * mad / med if med else 0.0, len(idx) * med, reps))
     return sorted(out, key=lambda r: -r.us_per_token)
 
 
@@ -114,7 +116,8 @@ class Profile:
         return sum(r.us_per_token for r in self.rows if pred(r)) / self.sum_us
 
     def to_dict(self) -> dict:
-        return {"ctx": self.ctx, "preset": self.preset, "rows": [asdict(r) for r in self.rows], "reps": self.reps,
+        rows = [{k: v for k, v in asdict(r).items() if k != "reps_us" or v} for r in self.rows]   # as recorded
+        return {"ctx": self.ctx, "preset": self.preset, "rows": rows, "reps": self.reps,
                 "event_cost_us": self.event_cost_us, "marked_us": self.marked_us, "graph_us": self.graph_us,
                 "eager_us": self.eager_us}
 

@@ -1,0 +1,80 @@
+"""The lab's recording and its reference audit (any machine): the table, the lecture's occupancy column, the
+ranking by recoverable time, the top offender's diagnosis, the fixes' ABBA and cmp, the sweep."""
+import pytest
+
+from launchlab import decode, lab, onebinary
+
+
+@pytest.fixture(scope="module")
+def data():
+    return lab.recorded()
+
+
+@pytest.fixture(scope="module")
+def rows(data):
+    return lab.table(data.step)
+
+
+def test_the_table_accounts_for_every_launch_of_the_step(data, rows):
+    assert sum(r["calls"] for r in rows) == 1729 and data.layers == decode.FULL_LAYERS
+    assert sum(r["ms_per_token"] for r in rows) == pytest.approx(data.step.sum_us / 1e3)
+    assert all(r["grid"] is None for r in rows if r["kernel"].startswith("cublas:"))
+    assert abs(data.step.agreement) <= 0.10
+
+
+def test_occupancy_is_blocks_over_sms_and_flags_the_planted_and_the_fine(rows):
+    by = {lab.key(r): r for r in rows}
+    assert lab.occupancy(by["rms_norm:rms_norm_f32 [1] 128"]) == pytest.approx(1 / 132)
+    flagged = {lab.key(r) for r in lab.flagged(rows)}
+    assert {"rms_norm:rms_norm_f32 [1] 128", "kda_decode:kda_walk<0> [1, 12] 128", "decode_ops:kda_prep [12] 128"} <= flagged
+    assert not any(k.startswith("mla_decode:mla_split") for k in flagged)         # 129 blocks: 98 % of the SMs
+
+
+def test_the_ranking_puts_the_norm_then_the_kda_step_on_top_and_the_fine_kernel_far_below(rows):
+    rk = [lab.key(r) for r in lab.ranking(rows)]
+    assert rk[:2] == ["rms_norm:rms_norm_f32 [1] 128", "kda_decode:kda_walk<0> [1, 12] 128"]
+    fine = next(r for r in rows if r["kernel"] == lab.FINE_KERNEL)
+    assert lab.recoverable_ms(fine) < 0.1 * lab.recoverable_ms(lab.ranking(rows)[1])
+    by_time = [lab.key(r) for r in rows if lab.occupancy(r) is not None]
+    assert by_time != rk                                      # recoverable time reorders the profiler's list
+
+
+def test_the_top_two_are_starved_not_contended(data, rows):
+    for r in lab.ranking(rows)[:2]:
+        d = lab.diagnose(data, r)
+        assert d.verdict == "starvation" and d.n >= 10 and d.ratio > 5 and d.spread < 0.02, (lab.key(r), d)
+
+
+def test_each_fix_is_faster_than_main_beyond_its_spread(data):
+    for g in lab.FIXES:
+        f = data.fix(g)
+        assert f.abba.order == ["A", "B", "B", "A", "A", "B"] and lab.abba_verdict(f) == "faster", g
+
+
+def test_the_fixes_claimed_identical_are_identical_at_both_depths(data):
+    assert {(c.fix, c.ctx) for c in data.cmp} == {(g, c) for g in lab.CMP_FIXES for c in (lab.SHORT_CTX, lab.CTX)}
+    assert all(c.identical and c.sha_a == c.sha_b for c in data.cmp)
+
+
+def test_the_sweep_covers_each_knob_and_the_fixed_choices_are_near_its_best(data):
+    for knob, values in lab.SWEEPS.items():
+        pts = data.swept(knob)
+        assert [p.value for p in pts] == list(values) and all(p.ms_per_token for p in pts), knob
+    best = lambda k: min(p.ms_per_token for p in data.swept(k))
+    at = lambda k, v: next(p.ms_per_token for p in data.swept(k) if p.value == v)
+    assert at("kda_bv", 128) > at("kda_bv", 32) and at("mla_splits", 128) > at("mla_splits", 256)
+    assert at("mla_splits", 256) < 1.02 * best("mla_splits") and at("rms_block", 1024) < 1.02 * best("rms_block")
+
+
+def test_the_axes_table_and_the_verdict_rule():
+    assert not lab.AXES["rms_norm"]["no_cross_block_reduction"] and not lab.AXES["mla_split"]["no_cross_block_reduction"]
+    assert all(v for k, v in lab.AXES["kda_step"].items() if k.startswith("no_") or k == "layout_unchanged")
+    from launchlab import timing
+    t = lambda *xs: timing.Timing([x * 1e3 for x in xs], "graph", 8)
+    close = onebinary.GateRun("X", "1", "0", timing.ABBA(["A", "B", "B", "A"], [t(10.0), t(10.1), t(10.05), t(10.2)]))
+    assert lab.abba_verdict(close) == "no measurable difference"
+
+
+def test_step_8_finds_the_head_derived_grids_including_the_fine_one():
+    hits = {site for site, hit in lab.sharded_sites("head") if hit}
+    assert any("decode.py" in s for s in hits) and any("kda.py" in s for s in hits)
