@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: setup lab test test-unit test-notebooks test-browser course notebooks record bench clean
+.PHONY: setup lab test test-unit test-notebooks test-browser course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ notebooks: setup
 ## make record: on a GPU machine, re-measure everything the notebooks show into data/recordings
 record: setup
 	$(BIN)/python -m launchlab record
+
+## make grade SUBMISSIONS=dir: grade a folder of lab notebooks (otter-grader, offline) into build/grade/
+grade: setup
+	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=dir-of-notebooks" && exit 2)
+	$(BIN)/python -m launchlab grade $(SUBMISSIONS) --out build/grade
 
 bench: setup
 	$(BIN)/python -m launchlab bench

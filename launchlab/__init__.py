@@ -49,6 +49,7 @@ face -- what a learner, an instructor or a maintainer touches
     widgets       the explorers, on one scaffold
     exercises     answer cells checked with an explanation: one convention for notebooks, lab and self-check
     summary       every section's headline figures from the recordings (`summary --json`)
+    grading       the lab graded with otter-grader: the learner copy from the master, `grade DIR` into a CSV
     recorder      every door measured on a GPU into data/recordings/
     selftest      every kernel against its numpy reference, as named checks
     bench         ratios measured side by side in one run
@@ -64,6 +65,6 @@ LAYERS = {
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
                  "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit",
                  "lab"),
-    "face": ("banner", "plots", "widgets", "exercises", "summary", "recorder", "selftest", "bench", "environment",
+    "face": ("banner", "plots", "widgets", "exercises", "grading", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

@@ -12,6 +12,9 @@
   selftest                   every kernel against its numpy reference, small inputs (live; one process,
                              so compute-sanitizer can run it whole)
   bench [stream|rms|kda|mla|decode ...] ratios measured side by side in one run, ABBA where two arms compete (live)
+  grade DIR [--out D] [--jobs N]  grade a folder of lab submissions (otter-grader) into grades.csv + feedback
+  grade --benchmark N        grade N made-up submissions, timed: data/grading/report.json
+  assign [--check]           regenerate notebooks/09 from lab_solutions/ with otter assign (--check: drift only)
   course [--out DIR]         execute every notebook headless into HTML
   course --refresh [NAME ...]  re-execute notebooks in place in replay: the outputs that are committed
 
@@ -105,6 +108,16 @@ def _cmp(args) -> int:
     return 0 if c.identical else 1
 
 
+def _assign(args) -> int:
+    from . import grading
+    if args.check:
+        d = grading.drift()
+        print("\n".join(d) if d else f"{grading.LEARNER.name} is what otter assign makes of the master")
+        return 1 if d else 0
+    print(grading.refresh_learner())
+    return 0
+
+
 def _selftest(_args) -> int:
     from . import selftest
     return selftest.main()
@@ -121,6 +134,10 @@ def _course(args) -> int:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["grade"]:                  # its own parser (launchlab.grading.main): options pass through
+        from . import grading
+        return grading.main(argv[1:])
     p = argparse.ArgumentParser(prog="python -m launchlab", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -148,6 +165,10 @@ def main(argv=None) -> int:
     cm.add_argument("b")
     cm.set_defaults(fn=_cmp)
     sub.add_parser("selftest").set_defaults(fn=_selftest)
+    sub.add_parser("grade", help="grade lab submissions (see: python -m launchlab grade --help)")
+    asg = sub.add_parser("assign")
+    asg.add_argument("--check", action="store_true", help="only report drift between notebooks/09 and the master")
+    asg.set_defaults(fn=_assign)
     b = sub.add_parser("bench")
     b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla, decode")
     b.set_defaults(fn=_bench)

@@ -88,21 +88,21 @@ class LabData:
         return [p for p in self.sweep if p.knob == knob]
 
 
+def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4) -> SweepPoint:
+    model.overrides = {knob: v}
+    try:
+        log = model.launches(ctx)
+        ln = next(x for x in log if x.role == SWEEP_ROLE[knob])
+        ms = onebinary.eval_step(model, tokens, reps=3).ms_per_token
+        return SweepPoint(knob, v, ms, list(ln.grid), ln.block, ln.kernel)
+    except (ValueError, RuntimeError) as e:                  # a geometry the kernel refuses, said before launch
+        return SweepPoint(knob, v, None, [], 0, "", f"{type(e).__name__}: {e}")
+    finally:
+        model.overrides = {}
+
+
 def _sweep(model, ctx: int, tokens: int = 4) -> list[SweepPoint]:
-    out = []
-    for knob, values in SWEEPS.items():
-        for v in values:
-            model.overrides = {knob: v}
-            try:
-                log = model.launches(ctx)
-                ln = next(x for x in log if x.role == SWEEP_ROLE[knob])
-                ms = onebinary.eval_step(model, tokens, reps=3).ms_per_token
-                out.append(SweepPoint(knob, v, ms, list(ln.grid), ln.block, ln.kernel))
-            except (ValueError, RuntimeError) as e:              # a geometry the kernel refuses, said before launch
-                out.append(SweepPoint(knob, v, None, [], 0, "", f"{type(e).__name__}: {e}"))
-            finally:
-                model.overrides = {}
-    return out
+    return [_sweep_one(model, ctx, knob, v, tokens) for knob, values in SWEEPS.items() for v in values]
 
 
 def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS) -> LabData:
@@ -148,6 +148,28 @@ DOOR: Door[LabData] = Door("the lab's decode step", "lab", ("decode_ops", "rms_n
                                                            "stream_read", "spin", "waves"), measure, _parse, _dump)
 data = DOOR.data
 recorded = DOOR.recorded
+
+
+MAIN_SETTING = {"rms_block": 128, "kda_bv": 128, "mla_splits": 128}   # the swept point nearest main's geometry
+KNOBS = {"rms_block": "the norm's block (threads)", "kda_bv": "the KDA value tile BV",
+         "mla_splits": "the MLA split count"}
+_live: dict = {}
+
+
+def _live_point(knob: str, value: int) -> SweepPoint:
+    """Relaunch now: the step under `main` with one override, graph-timed (the model is built once)."""
+    if "model" not in _live:
+        _live["model"] = decode.build(decode.Config(), ctx=CTX, extra=9)
+    with gates.setting(**gates.preset("main")):
+        return _sweep_one(_live["model"], CTX, knob, value)
+
+
+def point(d: LabData, knob: str, value: int) -> tuple[SweepPoint, str]:
+    """One point of the lab's sweep: relaunched now (live) or the recorded one (replay), and where it came from."""
+    if knob not in SWEEPS or value not in SWEEPS[knob]:
+        raise ValueError(f"{knob}={value!r} is not a swept point; {knob} takes {SWEEPS.get(knob)}")
+    return DOOR.choose(live=lambda: (_live_point(knob, value), "measured now"),
+                       replay=lambda: (next(p for p in d.swept(knob) if p.value == value), "recorded on the H200"))
 
 
 # ------------------------------------------------------------------ the audit's reference arithmetic
@@ -258,9 +280,14 @@ def abba_verdict(run: "onebinary.GateRun") -> str:
     return "faster" if gap > 0 else "slower"
 
 
+def site_name(site: "audit.Site") -> str:
+    """A launch site as the lab names it: file, function and the grid expression as written (no line)."""
+    return f"{site.file}:{site.function} grid={site.grid}"
+
+
 def sharded_sites(dimension: str = "head") -> list[tuple[str, bool]]:
     """Step 8: every launch site of the package, and whether its grid derives from the dimension."""
-    return [(f"{s.file}:{s.function}", hit) for s, hit in audit.grep(dimension)]
+    return [(site_name(s), hit) for s, hit in audit.grep(dimension)]
 
 
 def headline(d: LabData) -> dict:
@@ -268,3 +295,46 @@ def headline(d: LabData) -> dict:
     top = ranking(rows)[0]
     return {"lab_offender": key(top), "lab_offender_recoverable_ms": recoverable_ms(top),
             "lab_kda_vt_identical": all(c.identical for c in d.cmp if c.fix == "KDA_VT")}
+
+
+# ------------------------------------------------------------------ what the lab's cells print (blank-safe)
+def _answered(*xs) -> bool:
+    return all(x is not None and x is not Ellipsis for x in xs)
+
+
+def show_table(table, flagged=None) -> None:
+    """Print a learner's table (step 1), with its occupancy column and flags once they exist (step 2)."""
+    if not _answered(table) or not isinstance(table, list):
+        print("(the table is not built yet: fill in the cell above)")
+        return
+    occ = all("occupancy" in r for r in table)
+    print(f"{'kernel':<34} {'grid':>10} {'block':>5} {'calls':>5} {'ms/token':>8}" + (f" {'occupancy':>9}" if occ else ""))
+    for r in table:
+        grid = "cuBLAS" if r.get("grid") is None else "x".join(str(g) for g in r["grid"])
+        line = f"{r['kernel'][:34]:<34} {grid:>10} {r.get('block') or '':>5} {r['calls']:>5} {r['ms_per_token']:>8.3f}"
+        if occ:
+            o = r["occupancy"]
+            line += f" {'' if o is None else f'{o:.1%}':>9}"
+            if _answered(flagged) and key(r) in flagged:
+                line += "  < 50 %"
+        print(line)
+    print(f"{len(table)} launch shapes, {sum(r['calls'] for r in table):,} launches per token")
+
+
+def show_ranking(table, ranking, top: int = 6) -> None:
+    """Print the top of a learner's ranking (step 3) beside the profiler's order by time."""
+    if not _answered(table, ranking) or not isinstance(ranking, list):
+        print("(the ranking is not built yet: fill in the cell above)")
+        return
+    by = {key(r): r for r in table}
+    print(f"{'by recoverable time':<46} {'ms/token':>8} {'occupancy':>9} {'recoverable ms':>14}")
+    for k in ranking[:top]:
+        r = by.get(k)
+        if r is None:
+            print(f"{k:<46} (not a key of the table)")
+            continue
+        o = r.get("occupancy")
+        rec = "" if o is None else f"{r['ms_per_token'] * (1 - o):.3f}"
+        print(f"{k[:46]:<46} {r['ms_per_token']:>8.3f} {'' if o is None else f'{o:.1%}':>9} {rec:>14}")
+    timed = [key(r) for r in sorted(table, key=lambda r: -r["ms_per_token"]) if r.get("grid") is not None]
+    print("the profiler's order by time: " + ", ".join(k.split(':', 1)[1] for k in timed[:4]) + ", ...")

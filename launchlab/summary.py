@@ -12,8 +12,8 @@ import json
 import math
 from pathlib import Path
 
-from . import (achieved, audit, bandwidth, derive, identity, instruments, kda, occupancy_probe, onebinary, reassociation,
-               rmsnorm, waves)
+from . import (achieved, audit, bandwidth, derive, grading, identity, instruments, kda, occupancy_probe, onebinary,
+               reassociation, rmsnorm, waves)
 
 BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
@@ -33,6 +33,7 @@ SOURCES = {
     "06": [(onebinary.recorded, onebinary.headline)],
     "07": [(identity.recorded, identity.headline)],
     "08": [(reassociation.recorded, reassociation.headline)],
+    "09": [(lambda data_dir=None: grading.recorded_report(), grading.headline)],
 }
 
 

@@ -133,8 +133,8 @@ def test_notebook_cells_never_branch_on_the_mode_or_read_recording_json(nb):
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_notebook_opens_with_the_banner(nb):
-    first = next(_code_cells(nb))[1]
-    assert "banner(" in first
+    cells = [src for _, src in _code_cells(nb) if not src.startswith("# Initialize Otter")]   # the lab's grader
+    assert "banner(" in cells[0]
 
 
 # ------------------------------------------------------------------ the README and the CLI match the code

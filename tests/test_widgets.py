@@ -106,3 +106,15 @@ def test_a_notebook_read_on_a_web_page_shows_each_explorer_as_a_picture():
     for name in ("BandwidthExplorer", "WaveExplorer", "OccupancyExplorer"):
         i = html.index(name)
         assert re.search(r'<img[^>]+src="data:image/png;base64,', html[i:i + 4000]), name
+
+
+def test_the_lab_sweep_shows_the_recorded_step_for_each_offender_knob():
+    from launchlab import lab, widgets
+    w = widgets.LabSweep(lab.recorded())
+    r = w.update("kda_bv", 32)
+    assert r["grid"] == [4, 12] and r["sms"] == 48 and r["source"] == "recorded on the H200"
+    assert r["ms"] < r["base_ms"]                                   # value tiles beat main's grid = n_head
+    texts = {w.render(k, v)[0] for k, vs in lab.SWEEPS.items() for v in vs}
+    assert len(texts) == sum(len(v) for v in lab.SWEEPS.values())   # every point reads differently
+    with pytest.raises(ValueError, match="not a swept point"):
+        lab.point(lab.recorded(), "kda_bv", 48)

@@ -1,6 +1,6 @@
 """Install the course into the current interpreter (the Makefile runs it inside .venv).
 
-    python tools/install.py            # -e .[dev], plus CuPy when a GPU is present
+    python tools/install.py            # -e .[dev,grade], plus CuPy when a GPU is present
 
 CuPy is chosen from the driver, not guessed: `nvidia-smi` prints the highest CUDA version the installed
 driver supports, and its major picks the wheel (cupy-cuda13x or cupy-cuda12x, with the `ctk` extra so
@@ -54,7 +54,7 @@ def pip(*args: str) -> None:
 
 def main() -> int:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    pip("-e", f"{root}[dev]")
+    pip("-e", f"{root}[dev,grade]")          # grade: otter-grader, for the lab's grader.check cells and make grade
     pkg = cupy_package()
     if pkg:
         pip(f"{pkg}[ctk]>=13.0")
