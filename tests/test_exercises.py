@@ -11,7 +11,7 @@ from launchlab import achieved, bandwidth, exercises, identity, kda, onebinary, 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("01_the_arithmetic", "02_the_width_was_wrong", "03_starvation_vs_contention", "04_derive_the_constant",
             "05_sharding_plants_bugs", "06_one_binary_two_arms", "07_bit_identity_as_bytes",
-            "08_when_a_reshape_is_not_free")
+            "08_when_a_reshape_is_not_free", "10_self_check")
 
 
 def context(key):
@@ -34,13 +34,17 @@ def test_every_answer_gets_feedback_not_a_traceback(key):
     want = e.expected(*ctx)
     right = exercises.grade(key, want, *ctx)
     assert right.correct and "Why:" in right.text
-    wrong_answer = (float(want) * 3 + 7 if e.kind == "number" else next(c for c in e.choices if c != want))
-    wrong = exercises.grade(key, wrong_answer, *ctx)
-    assert wrong.status == "wrong" and "the answer is" in wrong.text and "Why:" in wrong.text
+    if e.kind == "written":                                          # a model answer covers every key point
+        wrong = exercises.grade(key, "I do not know.", *ctx)
+        assert wrong.status == "wrong" and "missing" in wrong.text and "The model answer" in wrong.text
+    else:
+        wrong_answer = (float(want) * 3 + 7 if e.kind == "number" else next(c for c in e.choices if c != want))
+        wrong = exercises.grade(key, wrong_answer, *ctx)
+        assert wrong.status == "wrong" and "the answer is" in wrong.text and "Why:" in wrong.text
     assert exercises.grade(key, None, *ctx).status == "blank"
     assert exercises.grade(key, "   ", *ctx).status == "blank"
-    odd = exercises.grade(key, "lots" if e.kind == "number" else "maybe", *ctx)
-    assert odd.status == "invalid" and "Why" not in odd.text       # the answer is not given away
+    odd = exercises.grade(key, {"number": "lots", "choice": "maybe", "written": 42}[e.kind], *ctx)
+    assert odd.status == "invalid" and "Why" not in odd.text and "model answer" not in odd.text   # not given away
 
 
 def test_tolerances_accept_a_near_answer_and_say_so():
@@ -76,6 +80,12 @@ def test_each_section_notebook_has_two_exercises_each_checked(name):
         assert keys and all(k in exercises.EXERCISES and k.startswith(name[:2]) for k in keys), src
         out = "".join("".join(o.get("text", "")) for o in c["outputs"])
         assert out.count("not answered yet") == len(keys), out
+
+
+def test_a_written_answer_is_read_for_each_key_point():
+    fb = exercises.grade("10.q5_fma", "nvcc contracted it into an FMA; the fix is __fmul_rn(a, b) + c")
+    assert fb.status == "wrong" and "missing: the product's rounding is skipped" in fb.text
+    assert exercises.grade("10.q5_fma", "FMA contraction skipped the product's rounding: __fmul_rn").correct
 
 
 def test_every_registered_exercise_is_used_by_its_notebook():
