@@ -413,7 +413,7 @@ def _q9_why() -> str:
               f"({', '.join(f'{r.saving_ms_per_token:.2f}' for r in rs)} ms) while main got faster (notebook 02).")
 
 
-_WHY = {"10.q1_diagnosis": _q1_why, "10.q1_ruled_out": _q1_why, "10.q2_two_ways": _q2_why,
+_WHY = {"10.q1_ratio": _q1_why, "10.q1_diagnosis": _q1_why, "10.q1_ruled_out": _q1_why, "10.q2_two_ways": _q2_why,
         "10.q3_wide_reduction": _q3_why, "10.q4_audit": _q4_why, "10.q5_fma": _q5_why, "10.q6_two_blocks": _q6_why,
         "10.q7_review": _q7_why, "10.q8_green_gate": _q8_why, "10.q9_tier": _q9_why}
 
@@ -421,7 +421,10 @@ _WHY = {"10.q1_diagnosis": _q1_why, "10.q1_ruled_out": _q1_why, "10.q2_two_ways"
 def _register_self_check(path: Path = SELF_CHECK) -> None:
     for key, q in json.loads(path.read_text())["questions"].items():
         why = _WHY[key]
-        if q["kind"] == "choice":
+        if q["kind"] == "number":                              # computed from the question's own numbers
+            register(Exercise(key, q["prompt"], (lambda a, b: lambda: a / b)(q["measured_us"], q["floor_us"]), why,
+                              "number", rel_tol=q["rel_tol"]))
+        elif q["kind"] == "choice":
             choices = tuple(c.strip("'") for c in q["prompt"].split(" -- ")[1].replace(" or ", ", ").split(", "))
             register(Exercise(key, q["prompt"], (lambda a: lambda: a)(q["answer"]), why, "choice",
                               choices=tuple(c.split("'")[1] if "'" in c else c for c in choices)))

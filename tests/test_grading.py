@@ -57,3 +57,18 @@ def test_the_kept_benchmark_graded_30_within_3_minutes_on_two_cores():
     assert rep["master_score_pct"] == 100 and rep["blank_score_pct"] == 0 and rep["statuses"] == ["ok"]
     for name, f in rep["fixtures"].items():
         assert f["lost"] == f["expected_lost"] == grading.FIXTURES[name][2], name
+
+
+def test_a_submission_that_hangs_costs_its_own_row_and_the_next_is_graded(assigned, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nb = json.loads(assigned.autograder.read_text())
+    for c in nb["cells"]:
+        if "".join(c["source"]).startswith("from launchlab.banner import banner"):
+            c["source"] = "import time\ntime.sleep(10_000)\n" + "".join(c["source"])
+    (subs / "a_hangs.ipynb").write_text(json.dumps(nb))
+    shutil.copy(assigned.autograder, subs / "b_after.ipynb")
+    _, rows, _ = grading.grade_folder(subs, tmp_path / "out", jobs=1, timeout=20, ag_zip=assigned.zip)
+    by = {r.learner: r for r in rows}
+    assert by["a_hangs"].status == "timeout after 20 s" and by["a_hangs"].total == 0
+    assert by["b_after"].status == "ok" and by["b_after"].total == 18
