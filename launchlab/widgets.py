@@ -464,8 +464,10 @@ class LabSweep(Explorer):
         if r["ms"] is None:
             return f"{lab.KNOBS[r['knob']]} = {r['value']}: cannot launch ({r['error']})"
         grid = " x ".join(str(g) for g in r["grid"])
-        return (f"{lab.KNOBS[r['knob']]} = {r['value']}: {r['kernel'].split(':', 1)[1]} grid {grid} = {r['blocks']} "
-                f"blocks of {r['block']} threads, {r['sms']} SMs with work, {r['per_sm']} resident per SM "
+        plural = lambda n, w: f"{n} {w}{'' if n == 1 else 's'}"
+        return (f"{lab.KNOBS[r['knob']]} = {r['value']}: {r['kernel'].split(':', 1)[1]} grid {grid} = "
+                f"{plural(r['blocks'], 'block')} of {r['block']} threads, {plural(r['sms'], 'SM')} with work, "
+                f"{r['per_sm']} resident per SM "
                 f"(calculator {r['occ_pct']:.0f}% per SM)\n"
                 f"the whole step: {r['ms']:.3f} ms/token = {1e3 / r['ms']:.1f} tok/s under main "
                 f"({r['source']}); at main's geometry ({r['base_value']}): {r['base_ms']:.3f} ms, "
