@@ -273,14 +273,7 @@ def measure(ctx: int = CTX, sweep_reps: int = 5) -> MLAData:
     return MLAData(ctx, copy, sr.nbytes, ab, ab_pipe, arms, sweep, tp, res, peer, "live")
 
 
-def _parse(d: dict, source: str) -> MLAData:
-    r = recordings.decode(MLAData, d["mla"], "section04.mla")
-    r.source = source
-    return r
-
-
-def _dump(r: MLAData) -> dict:
-    return {"mla": recordings.encode(r)}
+_parse, _dump = recordings.codec(MLAData, "mla", "section04")
 
 
 DOOR: Door[MLAData] = Door("MLA split-KV decode (§4)", "section04", (mla.FAMILY, "stream_read", "spin"), measure,

@@ -173,14 +173,7 @@ def measure(layers: int = decode.FULL_LAYERS, positions: int = 4, depths=VT_DEPT
     return IdentityData(layers, positions, cs, kn, fma_bytes(), source="live")
 
 
-def _dump(d: IdentityData) -> dict:
-    return {"identity": recordings.encode(d)}
-
-
-def _parse(d: dict, source: str) -> IdentityData:
-    r = recordings.decode(IdentityData, d["identity"], "section07.identity")
-    r.source = source
-    return r
+_parse, _dump = recordings.codec(IdentityData, "identity", "section07")
 
 
 DOOR: Door[IdentityData] = Door("bit-identity as bytes (§7)", "section07",

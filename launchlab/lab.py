@@ -134,14 +134,7 @@ def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS) -> LabData:
                    source="live")
 
 
-def _dump(d: LabData) -> dict:
-    return {"lab": recordings.encode(d)}
-
-
-def _parse(d: dict, source: str) -> LabData:
-    r = recordings.decode(LabData, d["lab"], "lab.lab")
-    r.source = source
-    return r
+_parse, _dump = recordings.codec(LabData, "lab", "lab")
 
 
 DOOR: Door[LabData] = Door("the lab's decode step", "lab", ("decode_ops", "rms_norm", "kda_decode", "mla_decode",

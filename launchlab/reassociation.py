@@ -163,14 +163,7 @@ def measure(ctx: int = CTX) -> ReassocData:
     return ReassocData(ctx, int(base.size), fingerprint(base) == fingerprint(again), by, gate, batch, skip, "live")
 
 
-def _parse(d: dict, source: str) -> ReassocData:
-    r = recordings.decode(ReassocData, d["reassociation"], "section08.reassociation")
-    r.source = source
-    return r
-
-
-def _dump(r: ReassocData) -> dict:
-    return {"reassociation": recordings.encode(r)}
+_parse, _dump = recordings.codec(ReassocData, "reassociation", "section08")
 
 
 DOOR: Door[ReassocData] = Door("split reassociation (§8)", "section08", (mla.FAMILY,), measure, _parse, _dump)

@@ -156,6 +156,19 @@ def encode(obj):
     raise TypeError(f"cannot record a {type(obj).__name__}")
 
 
+def codec(cls, key: str, recording: str):
+    """A door's (parse, dump) for a typed result kept whole under one key of its recording's data: parse
+    decodes it (every recorded field required) and stamps the provenance line on `source`; dump encodes it."""
+    def parse(d: dict, source: str):
+        r = decode(cls, d[key], f"{recording}.{key}")
+        r.source = source
+        return r
+
+    def dump(r) -> dict:
+        return {key: encode(r)}
+    return parse, dump
+
+
 def decode(cls, value, where: str = "data"):
     """Build an instance of type `cls` (a dataclass, list[...], dict[...], tuple[...], X | None or a plain
     type) from recording JSON. Unknown keys are an error: the typed result must hold all that was recorded."""
