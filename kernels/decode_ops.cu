@@ -11,6 +11,12 @@
 //   mla_rope_pack     per MLA query head (and one block for the new latent row): RoPE on the 64 rope
 //                     channels at this position, bf16 out (the query, and the cache row at `pos`)
 //   argmax_f32        greedy next token: one block, lowest index on ties
+//
+// All of them are kernels of the decode chain (pdl.cuh): each computes its indices, then waits for its
+// predecessor (pdl_enter) before it touches the chain's memory. mla_rope_pack also computes its rotation
+// angles first: they depend only on the position, a launch parameter.
+#include "pdl.cuh"
+
 typedef unsigned short bf16;
 
 __device__ __forceinline__ float bf16_to_f32(bf16 x) { return __uint_as_float(((unsigned)x) << 16); }
@@ -22,21 +28,25 @@ __device__ __forceinline__ bf16 f32_to_bf16_rn(float f) {
 extern "C" __global__ void embed_row(const bf16* __restrict__ table, const int* __restrict__ token, int hidden,
                                      float* __restrict__ out) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_enter();                                   // token[0]: written by the previous step's argmax
     if (i < hidden) out[i] = bf16_to_f32(table[(long long)token[0] * hidden + i]);
 }
 
 extern "C" __global__ void to_bf16(const float* __restrict__ x, bf16* __restrict__ y, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_enter();
     if (i < n) y[i] = f32_to_bf16_rn(x[i]);
 }
 
 extern "C" __global__ void add_inplace(float* __restrict__ h, const float* __restrict__ a, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_enter();
     if (i < n) h[i] = h[i] + a[i];
 }
 
 extern "C" __global__ void silu_mul_to_bf16(const float* __restrict__ gu, bf16* __restrict__ y, int inter) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_enter();
     if (i < inter) {
         const float g = gu[i], u = gu[inter + i];
         y[i] = f32_to_bf16_rn(__fdiv_rn(g, 1.f + expf(-g)) * u);
@@ -59,6 +69,7 @@ kda_prep(const float* __restrict__ proj, float* __restrict__ q, float* __restric
          float* __restrict__ g, float* __restrict__ beta, int n_head) {
     __shared__ float red[4];
     const int h = blockIdx.x, i = threadIdx.x, hk = n_head * 128;
+    pdl_enter();
     const float qi = proj[h * 128 + i], ki = proj[hk + h * 128 + i];
     const float qn = block_sum128(qi * qi, red), kn = block_sum128(ki * ki, red);
     q[h * 128 + i] = qi * rsqrtf(qn + 1e-6f) * 0.08838834764831845f;      // unit norm, then x 128^-1/2
@@ -79,12 +90,15 @@ mla_rope_pack(const float* __restrict__ q_in, const float* __restrict__ kv_lat, 
     const float* lat = b < n_head ? q_in + b * 576 : kv_lat;
     const float* rope = b < n_head ? q_in + b * 576 + 512 : kv_raw + 512;
     bf16* dst = b < n_head ? q_out + b * 576 : cache_row;
-    for (int c = threadIdx.x; c < 512; c += blockDim.x) dst[c] = f32_to_bf16_rn(lat[c]);
+    float s = 0.f, c = 0.f;
+    if (threadIdx.x < 32) {                        // before the wait: the angle depends only on `pos`
+        const float theta = (float)pos * exp2f(-(float)threadIdx.x * (13.287712379549449f / 32.f));  // 10000^(-i/32)
+        sincosf(theta, &s, &c);
+    }
+    pdl_enter();
+    for (int k = threadIdx.x; k < 512; k += blockDim.x) dst[k] = f32_to_bf16_rn(lat[k]);
     if (threadIdx.x < 32) {
         const int i = threadIdx.x;
-        const float theta = (float)pos * exp2f(-(float)i * (13.287712379549449f / 32.f));  // 10000^(-i/32)
-        float s, c;
-        sincosf(theta, &s, &c);
         const float x0 = rope[i], x1 = rope[32 + i];
         dst[512 + i] = f32_to_bf16_rn(x0 * c - x1 * s);
         dst[512 + 32 + i] = f32_to_bf16_rn(x0 * s + x1 * c);
@@ -97,6 +111,7 @@ argmax_f32(const float* __restrict__ x, int n, int* __restrict__ out) {
     __shared__ int bi[32];
     float best = __int_as_float(0xff800000);
     int idx = 0x7fffffff;
+    pdl_enter();
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         if (x[i] > best) { best = x[i]; idx = i; }                   // increasing i: the first maximum
 #pragma unroll

@@ -34,7 +34,10 @@
 //                      the stored one was, and one full write of the state disappears (byte-identical)
 //   KDA_RECOMPUTE_FMA  pass 2 writes S*exp(g) + k*d with plain operators: nvcc (--fmad=true) contracts it into
 //                      an FFMA that skips the product's rounding -- last bits move, tolerances still pass
+//
+// A kernel of the decode chain (pdl.cuh): it waits for kda_prep before reading q, k, g, beta or the state.
 #include "common.cuh"
+#include "pdl.cuh"
 #include "timeline.cuh"
 
 #define KD 128
@@ -107,6 +110,7 @@ __global__ void kda_walk(const float* __restrict__ q, const float* __restrict__ 
     const int cpw = bv >> 2;                                      // columns per warp, <= 32
     const int j0 = blockIdx.x * bv + warp * cpw;
 
+    pdl_enter();                                                  // q, k, g, beta: kda_prep's output
     const float4 q4 = reinterpret_cast<const float4*>(q + h * KD)[lane];
     const float4 k4 = reinterpret_cast<const float4*>(k + h * KD)[lane];
     const float4 g4 = reinterpret_cast<const float4*>(g + h * KD)[lane];
@@ -153,6 +157,7 @@ __global__ void kda_decode(const float* __restrict__ q, const float* __restrict_
     const int bv = (blockDim.x >> 5) * COLS_PER_WARP;            // columns per block (BV)
     const int j0 = blockIdx.x * bv + warp * COLS_PER_WARP;
 
+    pdl_enter();                                                  // q, k, g, beta: kda_prep's output
     const float4 q4 = reinterpret_cast<const float4*>(q + h * KD)[lane];
     const float4 k4 = reinterpret_cast<const float4*>(k + h * KD)[lane];
     const float4 g4 = reinterpret_cast<const float4*>(g + h * KD)[lane];

@@ -26,6 +26,11 @@
 // bf16 is carried as its 16 bits (unsigned short): no CUDA header is needed, so NVRTC compiles this file
 // anywhere (the course's offline build has no toolkit headers). Conversions below are exact: bf16 -> fp32 is
 // a shift, fp32 -> bf16 rounds to nearest even (finite values; the kernel never forms a NaN).
+//
+// Both are kernels of the decode chain (pdl.cuh): the split waits for mla_rope_pack (the query and the cache
+// row at this position), the combine for the split, each after its index math.
+#include "pdl.cuh"
+
 typedef unsigned short bf16;
 
 __device__ __forceinline__ float bf16_to_f32(bf16 x) { return __uint_as_float(((unsigned)x) << 16); }
@@ -124,6 +129,7 @@ __device__ __forceinline__ void split_body(const bf16* __restrict__ q, const bf1
     const int t_begin = split * slice, t_end = min(ctx, t_begin + slice);
     const int ntiles = t_end > t_begin ? (t_end - t_begin + TT - 1) / TT : 0;
     const bf16* kv_b = kv + (long long)b * ctx * D;
+    pdl_enter();
 
     // Q tile (rows past n_head are zero), once per block, in the same group as the first cache tile
     for (int i = threadIdx.x; i < HT * (D / 8); i += blockDim.x) {
@@ -318,6 +324,7 @@ mla_combine(const float* __restrict__ o_split, const float* __restrict__ lse_spl
     const float* lse = lse_split + (long long)b * splits * n_head + h;
     const float* o = o_split + ((long long)b * splits * n_head + h) * DV + c;
     const long long step = (long long)n_head * DV;
+    pdl_enter();
     // lane (r, c4) of warp w owns splits 4 w + r + 32 j, j = 0, 1, ...: its first COMBINE_PRE outputs are
     // loaded now, before the weights exist, so their latency hides behind the LSE reductions below
     float4 v[COMBINE_PRE];

@@ -22,7 +22,13 @@
 //
 // Variants are picked at launch by LAUNCHLAB_RMS_WIDE, _REDUCE and _UNROLL (launchlab.gates): one build.
 // `stats`, when not null, receives ss and inv per row (for the bit-level checks; the timed runs pass null).
+// `stamps`, when not null, receives three %globaltimer readings from block 0 (launchlab.pdlchain's timeline of
+// a chain of norms): entered, past the wait, finished (after the block's last store). Null costs one
+// predicated branch on a launch parameter.
+//
+// Every norm is a kernel of the decode chain (kernels/pdl.cuh): it waits for its predecessor before reading x.
 #include "common.cuh"
+#include "pdl.cuh"
 
 #define REDUCE_THREADS 128
 
@@ -30,6 +36,33 @@ __device__ __forceinline__ void write_stats(float* stats, int row, float ss, flo
     if (stats != nullptr && threadIdx.x == 0) {
         stats[2 * row] = ss;
         stats[2 * row + 1] = inv;
+    }
+}
+
+__device__ __forceinline__ void stamp(unsigned long long* stamps, int i) {
+    if (stamps != nullptr && blockIdx.x == 0 && threadIdx.x == 0) stamps[i] = pdl_globaltimer();
+}
+
+// Entered, then past the wait. (The misplaced test build waits later: see pdl.cuh and misplaced_wait().)
+__device__ __forceinline__ void enter(unsigned long long* stamps) {
+    stamp(stamps, 0);
+#ifndef LAUNCHLAB_PDL_MISPLACED_WAIT
+    pdl_enter();
+#endif
+    stamp(stamps, 1);
+}
+
+// The test-only bug: the sum of squares has already read x when this waits.
+__device__ __forceinline__ void misplaced_wait() {
+#ifdef LAUNCHLAB_PDL_MISPLACED_WAIT
+    pdl_enter();
+#endif
+}
+
+__device__ __forceinline__ void finished(unsigned long long* stamps) {
+    if (stamps != nullptr) {              // uniform across the block: a launch parameter
+        __syncthreads();
+        stamp(stamps, 2);
     }
 }
 
@@ -51,11 +84,14 @@ __device__ __forceinline__ float sum_squares_narrow(const float* __restrict__ xr
 // The original: launched with exactly REDUCE_THREADS threads (the host enforces it).
 template <bool CHAIN>
 __device__ __forceinline__ void rms_original(const float* __restrict__ x, const float* __restrict__ w,
-                                             float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+                                             float* __restrict__ y, int n, float eps, float* __restrict__ stats,
+                                             unsigned long long* __restrict__ stamps) {
     __shared__ float shm[32];
     const float* xr = x + (long long)blockIdx.x * n;
     float* yr = y + (long long)blockIdx.x * n;
+    enter(stamps);
     const float ss = block_sum(sum_squares_narrow<CHAIN>(xr, n), shm);
+    misplaced_wait();
     const float inv = rsqrtf(ss / (float)n + eps);
     write_stats(stats, blockIdx.x, ss, inv);
     if (CHAIN) {
@@ -64,16 +100,19 @@ __device__ __forceinline__ void rms_original(const float* __restrict__ x, const 
     } else {
         for (int d = threadIdx.x; d < n; d += REDUCE_THREADS) yr[d] = xr[d] * inv * w[d];
     }
+    finished(stamps);
 }
 
 extern "C" __global__ void rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w,
-                                        float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
-    rms_original<false>(x, w, y, n, eps, stats);
+                                        float* __restrict__ y, int n, float eps, float* __restrict__ stats,
+                                        unsigned long long* __restrict__ stamps) {
+    rms_original<false>(x, w, y, n, eps, stats, stamps);
 }
 
 extern "C" __global__ void rms_norm_f32_chain(const float* __restrict__ x, const float* __restrict__ w,
-                                              float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
-    rms_original<true>(x, w, y, n, eps, stats);
+                                              float* __restrict__ y, int n, float eps, float* __restrict__ stats,
+                                              unsigned long long* __restrict__ stamps) {
+    rms_original<true>(x, w, y, n, eps, stats, stamps);
 }
 
 template <bool VEC>
@@ -99,47 +138,76 @@ __device__ __forceinline__ void apply_wide(const float* __restrict__ xr, const f
 
 template <bool VEC, bool CHAIN>
 __device__ __forceinline__ void rms_wide(const float* __restrict__ x, const float* __restrict__ w,
-                                         float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+                                         float* __restrict__ y, int n, float eps, float* __restrict__ stats,
+                                         unsigned long long* __restrict__ stamps) {
     __shared__ float shm[32];
     const float* xr = x + (long long)blockIdx.x * n;
     float* yr = y + (long long)blockIdx.x * n;
+    enter(stamps);
     float acc = 0.0f;
     if (threadIdx.x < REDUCE_THREADS) acc = sum_squares_narrow<CHAIN>(xr, n);   // the REDUCTION stays narrow
     const float ss = block_sum(acc, shm);                   // threads >= 128 add +0.0f: an IEEE identity
+    misplaced_wait();
     const float inv = rsqrtf(ss / (float)n + eps);
     write_stats(stats, blockIdx.x, ss, inv);
     apply_wide<VEC>(xr, w, yr, n, inv);                     // the APPLY goes wide
+    finished(stamps);
 }
 
 template <bool VEC>
 __global__ void rms_norm_wide(const float* __restrict__ x, const float* __restrict__ w,
-                              float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
-    rms_wide<VEC, false>(x, w, y, n, eps, stats);
+                              float* __restrict__ y, int n, float eps, float* __restrict__ stats,
+                              unsigned long long* __restrict__ stamps) {
+    rms_wide<VEC, false>(x, w, y, n, eps, stats, stamps);
 }
 
 template <bool VEC>
 __global__ void rms_norm_wide_chain(const float* __restrict__ x, const float* __restrict__ w,
-                                    float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
-    rms_wide<VEC, true>(x, w, y, n, eps, stats);
+                                    float* __restrict__ y, int n, float eps, float* __restrict__ stats,
+                                    unsigned long long* __restrict__ stamps) {
+    rms_wide<VEC, true>(x, w, y, n, eps, stats, stamps);
 }
 
 template <bool VEC>
 __global__ void rms_norm_wide_reduce(const float* __restrict__ x, const float* __restrict__ w,
-                                     float* __restrict__ y, int n, float eps, float* __restrict__ stats) {
+                                     float* __restrict__ y, int n, float eps, float* __restrict__ stats,
+                                     unsigned long long* __restrict__ stamps) {
     __shared__ float shm[32];
     const float* xr = x + (long long)blockIdx.x * n;
     float* yr = y + (long long)blockIdx.x * n;
+    enter(stamps);
     float acc = 0.0f;
     for (int d = threadIdx.x; d < n; d += blockDim.x) acc += xr[d] * xr[d];   // every thread: reassociated
     const float ss = block_sum(acc, shm);
+    misplaced_wait();
     const float inv = rsqrtf(ss / (float)n + eps);
     write_stats(stats, blockIdx.x, ss, inv);
     apply_wide<VEC>(xr, w, yr, n, inv);
+    finished(stamps);
 }
 
-template __global__ void rms_norm_wide<false>(const float*, const float*, float*, int, float, float*);
-template __global__ void rms_norm_wide<true>(const float*, const float*, float*, int, float, float*);
-template __global__ void rms_norm_wide_reduce<false>(const float*, const float*, float*, int, float, float*);
-template __global__ void rms_norm_wide_reduce<true>(const float*, const float*, float*, int, float, float*);
-template __global__ void rms_norm_wide_chain<false>(const float*, const float*, float*, int, float, float*);
-template __global__ void rms_norm_wide_chain<true>(const float*, const float*, float*, int, float, float*);
+template __global__ void rms_norm_wide<false>(const float*, const float*, float*, int, float, float*,
+                                              unsigned long long*);
+template __global__ void rms_norm_wide<true>(const float*, const float*, float*, int, float, float*,
+                                             unsigned long long*);
+template __global__ void rms_norm_wide_reduce<false>(const float*, const float*, float*, int, float, float*,
+                                                     unsigned long long*);
+template __global__ void rms_norm_wide_reduce<true>(const float*, const float*, float*, int, float, float*,
+                                                    unsigned long long*);
+template __global__ void rms_norm_wide_chain<false>(const float*, const float*, float*, int, float, float*,
+                                                    unsigned long long*);
+template __global__ void rms_norm_wide_chain<true>(const float*, const float*, float*, int, float, float*,
+                                                   unsigned long long*);
+
+#ifdef LAUNCHLAB_PDL_MISPLACED_WAIT
+// Test-only (pdl.cuh): a predecessor that releases its successor at once, then spins for `spin_ns` and only
+// then writes x -- so a successor that reads x before its wait reads the old x.
+extern "C" __global__ void pdl_slow_writer(float* __restrict__ x, const float* __restrict__ src, int n,
+                                           unsigned long long spin_ns) {
+    pdl_enter();
+    const unsigned long long t0 = pdl_globaltimer();
+    while (pdl_globaltimer() - t0 < spin_ns) {
+    }
+    for (int d = blockIdx.x * blockDim.x + threadIdx.x; d < n; d += gridDim.x * blockDim.x) x[d] = src[d];
+}
+#endif

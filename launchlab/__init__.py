@@ -9,6 +9,7 @@ core -- the machine and how the course measures it
     hardware      the GPU's limits (SMs, registers, shared memory), read from the device or the H200 spec
     occupancy     resident blocks per SM, the limiter that binds, blocks per wave, SMs with work
     launch        launch geometry checked before any launch (grid, block, shared memory, alignment)
+    pdl           the decode chain's launch path: cuLaunchKernelEx with programmatic dependent launch (gated)
     kernels       the CUDA sources in kernels/: CuPy RawModule live, NVRTC cubin + SASS anywhere; show()
     timing        CUDA events, CUDA-graph timing (hot, and cold over rotated copies), ABBA; every rep kept
     timeline      per-block SM and start/end stamps from inside a kernel; achieved occupancy from them
@@ -42,6 +43,8 @@ sections -- one module per lecture idea; each owns a Door with measure(), data()
     identity        §7: two arms of the decode step dumped and compared byte for byte, at several depths
     audit           §5: every launch whose grid derives from a sharded dimension
     lab             the lab: the 8-step audit of the decode step under `main`, its recording, the reference answers
+    pdlchain        §2/§6: the chain with and without PDL (327 norms, the step), an opted-out kernel, its gaps
+    accuracy        §2.1/§2.2: KL(main || arm) and top-1 per position on the decode step, teacher-forced
 
 face -- what a learner, an instructor or a maintainer touches
     banner        the mode line every notebook prints first
@@ -60,11 +63,11 @@ face -- what a learner, an instructor or a maintainer touches
 __version__ = "0.1.0"
 
 LAYERS = {
-    "core": ("mode", "hardware", "occupancy", "launch", "kernels", "timing", "timeline", "profile", "gates",
+    "core": ("mode", "hardware", "occupancy", "launch", "pdl", "kernels", "timing", "timeline", "profile", "gates",
              "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
                  "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit",
-                 "lab"),
+                 "lab", "pdlchain", "accuracy"),
     "face": ("banner", "plots", "widgets", "exercises", "grading", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

@@ -11,7 +11,7 @@
   cmp A B                    compare two dumps byte for byte (exit 0 identical, 1 different, 2 unreadable)
   selftest                   every kernel against its numpy reference, small inputs (live; one process,
                              so compute-sanitizer can run it whole)
-  bench [stream|rms|kda|mla|decode ...] ratios measured side by side in one run, ABBA where two arms compete (live)
+  bench [stream|rms|kda|mla|decode|pdl ...] ratios measured side by side in one run, ABBA where two arms compete (live)
   grade DIR [--out D] [--jobs N]  grade a folder of lab submissions (otter-grader) into grades.csv + feedback
   grade --benchmark N        grade N made-up submissions, timed: data/grading/report.json
   assign [--check]           regenerate notebooks/09 from lab_solutions/ with otter assign (--check: drift only)

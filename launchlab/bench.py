@@ -5,6 +5,7 @@
     python -m launchlab bench kda       # §3: grid = n_head vs value tiles ABBA; FLA's kernel beside them
     python -m launchlab bench mla       # §4: hardcoded vs derived split floor ABBA; PyTorch beside them
     python -m launchlab bench decode    # §6: the full-depth decode step, `main` preset vs the fixed defaults
+    python -m launchlab bench pdl       # §2/§6: 327-norm graphs with and without PDL, ABBA; the chain's gaps
 
 Everything here needs a GPU (live mode).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 
-from . import bandwidth, decode, derive, gates, kda, mla, mode, onebinary, rmsnorm, stepprofile, timing
+from . import bandwidth, decode, derive, gates, kda, mla, mode, onebinary, pdlchain, rmsnorm, stepprofile, timing
 
 
 def bench_stream() -> None:
@@ -133,6 +134,17 @@ def bench_decode(layers: int = decode.FULL_LAYERS, ctx: int = onebinary.CTX, tok
           f"{p.step_us / 1e3:.3f} ms, {p.agreement:+.1%})")
 
 
+def bench_pdl() -> None:
+    """The norm chain on the decode chain's path, PDL against plain (both through cuLaunchKernelEx), and the
+    gaps of a shorter chain with one launch opted out (the step's ABBA is `record pdl`'s: minutes at depth)."""
+    d = pdlchain.PDLData(pdlchain.N, [pdlchain.norm_chain(a, b) for a, b in pdlchain.NORM_ARMS],
+                         [pdlchain.timeline("plain", False), pdlchain.timeline("PDL", True),
+                          pdlchain.timeline(f"PDL, launch {pdlchain.OPT_OUT_AT} opted out", True, pdlchain.OPT_OUT_AT)],
+                         0, 0, {}, {}, {}, [], source="live")
+    print(pdlchain.norm_table(d))
+    print(pdlchain.timeline_table(d))
+
+
 def main(what) -> int:
     mode.require_live("benchmarks")
     for w in what or ["stream"]:
@@ -146,7 +158,9 @@ def main(what) -> int:
             bench_mla()
         elif w == "decode":
             bench_decode()
+        elif w == "pdl":
+            bench_pdl()
         else:
-            print(f"unknown benchmark {w!r}; known: stream, rms, kda, mla, decode")
+            print(f"unknown benchmark {w!r}; known: stream, rms, kda, mla, decode, pdl")
             return 2
     return 0

@@ -18,15 +18,17 @@ The layer pattern alternates MLA and KDA, starting and ending with MLA: at the f
 The context is synthetic: the MLA caches and KDA states are filled with random values of realistic scale as
 if a prompt of `ctx` tokens had been prefilled (no prefill is run), then each decode step appends to them.
 Every course kernel launch goes through kernels.Kernel.launch (the launch check; the occupancy calculator
-reads the same geometry); the projections are cuBLAS GEMMs (cublasGemmEx, bf16 in, fp32 out).
+reads the same geometry) on the decode chain's path (launchlab.pdl: cuLaunchKernelEx with programmatic
+dependent launch, LAUNCHLAB_PDL); the projections are cuBLAS GEMMs (cublasGemmEx, bf16 in, fp32 out).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import dumps, gates, kda, kernels, launch, mla, mode, rmsnorm, timing
+from . import dumps, gates, kda, kernels, launch, mla, mode, pdl, rmsnorm, timing
 
 FAMILY = "decode_ops"
 FULL_LAYERS = 93
@@ -208,6 +210,15 @@ def rope_angle_error(pos: int) -> float:
 
 
 # ------------------------------------------------------------------ the model on the GPU
+def _on_the_chain(fn):
+    """Run `fn` with every launch it makes on the decode chain's path (launchlab.pdl.chain)."""
+    @functools.wraps(fn)
+    def on_chain(*args, **kwargs):
+        with pdl.chain():
+            return fn(*args, **kwargs)
+    return on_chain
+
+
 @dataclass
 class Launch:
     """One launch of the step, as the profile lists it."""
@@ -278,9 +289,11 @@ class Model:
                   lambda: rmsnorm.rms_norm(x, wt, y, self.cfg.eps, n=n, block=block, wide=wide))
 
     # ---- one decode step
+    @_on_the_chain
     def step(self, pos: int):
         """Decode the token in buf['token'] at position `pos` (appending to every cache and state); the
-        logits land in buf['logits'], the next token in buf['token']."""
+        logits land in buf['logits'], the next token in buf['token']. Every kernel of the step is launched on
+        the decode chain's path (launchlab.pdl: programmatic dependent launch unless LAUNCHLAB_PDL=0)."""
         c, b, w, s = self.cfg, self.buf, self.w, self.state
         if not 0 <= pos < self.capacity:
             raise DecodeError(f"position {pos} is outside the cache (capacity {self.capacity})")

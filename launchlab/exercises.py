@@ -184,6 +184,17 @@ register(Exercise(
     kind="choice", choices=("about 32x", "about 2x", "nothing")))
 
 
+register(Exercise(
+    "02.kl_wide_apply", "the widened apply's KL(main || arm) on the decode step, in nats",
+    lambda acc: acc.arm("widened apply", 2048).mean_kl,
+    lambda acc: f"exactly {acc.arm('widened apply', 2048).mean_kl:g}: its logits are byte-identical to main's at every "
+                f"position ({sum(acc.arm('widened apply', 2048).identical)} of {acc.tokens}) and at both depths, and "
+                f"KL of identical distributions is 0 -- not a small number, none at all. 'About 1e-12' would mean the "
+                f"bytes moved; the widened reduction, whose bytes do move, reads "
+                f"{acc.arm('widened reduction', 2048).mean_kl:.1e}.",
+    abs_tol=0.0))
+
+
 # ------------------------------------------------------------------ notebook 03
 register(Exercise(
     "03.floor_main", "main's floor in microseconds: its bytes per launch over the copy ceiling",

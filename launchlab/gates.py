@@ -126,3 +126,10 @@ register(Gate("KDA_VT", ("0", "1"), default="1", baseline="0", kernel="kda_decod
               doc="§3 KDA decode: 1 value-tiles the grid (BV = 32, grid = V/32 x n_head); 0: grid = n_head"))
 register(Gate("KDA_ELIDE", ("store", "rn", "fma"), default="rn", baseline="store", kernel="kda_decode",
               doc="§3 KDA decode: recompute S*exp(g) in pass 2 (rn: __fmul_rn, fma: contractible) or store it"))
+register(Gate("PDL", ("0", "1"), default="1", baseline="1", kernel="decode_ops",
+              doc="decode chain: 1 = every kernel of the chain launched with programmatic dependent launch "
+                  "(cuLaunchKernelEx + griddepcontrol, launchlab.pdl); 0 = the same launches without the attribute"))
+register(Gate("PDL_OPT_OUT", ("none", "rms_norm", "decode_ops", "kda_decode", "mla_decode"), default="none",
+              baseline="none", kernel="rms_norm",
+              doc="decode chain: one kernel family launched without the PDL attribute inside a PDL chain (the "
+                  "lecture's optimization that opts out of the launch path)"))

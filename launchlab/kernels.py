@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import hardware, launch, mode, occupancy
+from . import pdl as pdlpath
 
 KERNEL_DIR = Path(os.environ.get("LAUNCHLAB_KERNELS", Path(__file__).resolve().parent.parent / "kernels"))
 CPP_STD = "-std=c++17"
@@ -349,11 +350,14 @@ class Kernel:
         return (f"Kernel({self.family}:{self.expr}, {self.registers} regs, {self.smem_static} B static smem, "
                 f"max {self.max_threads_per_block} threads/block)")
 
-    def launch(self, grid, block, args, smem: int = 0, stream=None, spec=None):
+    def launch(self, grid, block, args, smem: int = 0, stream=None, spec=None, pdl: bool | None = None):
         """Check the geometry against this kernel's registers/shared memory and the GPU, then launch.
 
         A bad geometry raises launch.LaunchError before anything reaches the driver, so the CUDA context
         (and the notebook's kernel) stays usable. Dynamic shared memory above 48 KiB is opted into here.
+        Inside a decode chain (launchlab.pdl.chain) the launch goes through the chain's path,
+        cuLaunchKernelEx, with or without the programmatic-dependent-launch attribute as the PDL gates say;
+        `pdl` forces one or the other (True/False) anywhere.
         """
         s = spec or _live_spec()
         geo = launch.check(grid, block, smem, static_smem=self.smem_static, regs=self.registers,
@@ -361,7 +365,11 @@ class Kernel:
         if smem > self._dyn_optin:
             self.raw.max_dynamic_shared_size_bytes = smem
             self._dyn_optin = smem
-        if stream is None:
+        if pdl is None:
+            pdl = pdlpath.attribute_for(self.family)
+        if pdl is not None:
+            pdlpath.launch(self.raw, geo.grid, geo.block, args, smem, stream, pdl=pdl)
+        elif stream is None:
             self.raw(geo.grid, geo.block, args, shared_mem=smem)
         else:
             with stream:
@@ -391,16 +399,19 @@ def _stamp(family: str) -> tuple:
     return tuple((p.name, st.st_mtime_ns, st.st_size) for p in cached[1] for st in [p.stat()])
 
 
-def module(family: str):
-    """The family compiled and loaded through CuPy (live mode only). Cached per source hash."""
+def module(family: str, defines: tuple[str, ...] = ()):
+    """The family compiled and loaded through CuPy (live mode only). Cached per source hash. `defines`
+    (-DNAME options) build a separate, test-only module (pdl.misplaced_module); launches through kernel()
+    always use the course's build, which has none."""
     mode.require_live(f"loading kernels/{family}.cu")
     import cupy
 
     digest = "".join(sha256s(family).values())
-    key = (family, digest)
+    key = (family, digest) + tuple(defines)
     if key not in _modules:
         src = source_path(family).read_text()
-        m = cupy.RawModule(code=src, options=(CPP_STD, f"-I{KERNEL_DIR}", *FAMILY_OPTIONS.get(family, ())),
+        m = cupy.RawModule(code=src, options=(CPP_STD, f"-I{KERNEL_DIR}", *FAMILY_OPTIONS.get(family, ()),
+                                              *defines),
                            name_expressions=list(FAMILIES.get(family, ())))
         m.compile()
         _modules[key] = m

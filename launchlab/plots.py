@@ -7,9 +7,10 @@ their own data coordinates.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 import numpy as np
 
-from . import bandwidth, derive, diagnosis, frontier, hardware, kda, lab, mla, occupancy, onebinary
+from . import accuracy, bandwidth, derive, diagnosis, frontier, hardware, kda, lab, mla, occupancy, onebinary, pdlchain
 
 COLORS = {128: "#1b9e77", 256: "#d95f02", 512: "#7570b3", 1024: "#e7298a"}
 
@@ -547,4 +548,52 @@ def lab_sweep(data, knob: str, mark: tuple[float, float] | None = None):
     ax.set_ylabel("ms per token (whole step)")
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    return fig
+
+
+def pdl_timeline(data: "pdlchain.PDLData"):
+    """The chain of widened norms, one row per launch, three chains side by side: block 0 from entry to the
+    end of its wait (light) and from there to its last store (dark). With PDL each launch enters before its
+    predecessor finishes; the opted-out launch enters only after."""
+    fig, axes = plt.subplots(1, len(data.timelines), figsize=(11, 4.2), sharey=True)
+    for ax, t in zip(axes, data.timelines):
+        for i, (e, w, f) in enumerate(zip(t.entered, t.waited, t.finished)):
+            out = i == t.opted_out
+            ax.barh(i, (w - e) / 1e3, left=e / 1e3, height=0.8, color="#d95f02" if out else "#9ecae1")
+            ax.barh(i, (f - w) / 1e3, left=w / 1e3, height=0.8, color="#a63603" if out else "#08519c")
+        ax.set_title(f"{t.name}\n{t.per_launch_ns / 1e3:.2f} us per launch, typical gap {t.typical_gap_ns() / 1e3:+.2f} us",
+                     fontsize=9)
+        ax.set_xlabel("time from the first launch's entry (us)")
+        ax.grid(alpha=0.3, axis="x")
+    axes[0].set_ylabel("launch in the chain")
+    axes[0].invert_yaxis()
+    fig.legend(handles=[Patch(color="#9ecae1", label="entered, waiting (griddepcontrol.wait)"),
+                        Patch(color="#08519c", label="working"),
+                        Patch(color="#d95f02", label="the opted-out launch: waiting / working")],
+               loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(f"{len(data.timelines[0].entered)} widened norms (n = {data.n:,}) in one CUDA graph, block 0's "
+                 "%globaltimer stamps, one replay", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    return fig
+
+
+def kl_positions(data: "accuracy.AccuracyData", ctx: int, floor: float = 1e-7):
+    """KL(main || arm) per teacher-forced position, log scale; an arm whose logits are byte-identical at a
+    position is drawn on the floor line, labelled as such (its KL is exactly 0)."""
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    arms = [a for a in data.arms if a.ctx == ctx and a.arm != "main again"]
+    styles = ["o-", "s-", "^-", "v-", "D-", "x-", "+-"]
+    for a, st in zip(arms, styles):
+        y = [max(k, floor) for k in a.kl]
+        label = f"{a.arm}: mean {a.mean_kl:.2e}, top-1 {a.top1_rate:.2f}" if not a.bytes_identical else \
+            f"{a.arm}: KL 0, bytes identical"
+        ax.plot(range(len(y)), y, st, ms=3.5, lw=1, label=label, alpha=0.85)
+    ax.axhline(floor, color="grey", lw=0.8, ls=":")
+    ax.text(0, floor * 1.4, "KL exactly 0 (logits byte-identical to main's) is drawn here", fontsize=8, color="grey")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"position after ctx {ctx:,} (teacher-forced with main's tokens)")
+    ax.set_ylabel("KL(main || arm), nats")
+    ax.set_title(f"Accuracy against main on the {data.layers}-layer step, ctx {ctx:,}")
+    ax.legend(fontsize=7, loc="center right")
+    ax.grid(alpha=0.3, which="both")
     return fig

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 import time
 
-from . import (achieved, bandwidth, derive, identity, instruments, kda, lab, mode, occupancy_probe, onebinary,
-               provenance, reassociation, recordings, rmsnorm, waves)
+from . import (accuracy, achieved, bandwidth, derive, identity, instruments, kda, lab, mode, occupancy_probe,
+               onebinary, pdlchain, provenance, reassociation, recordings, rmsnorm, waves)
 from .door import Door
 
 RECORDINGS: dict[str, tuple[Door, ...]] = {
@@ -28,6 +28,8 @@ RECORDINGS: dict[str, tuple[Door, ...]] = {
     "section07": (identity.DOOR,),
     "section08": (reassociation.DOOR,),
     "lab": (lab.DOOR,),
+    "pdl": (pdlchain.DOOR,),
+    "accuracy": (accuracy.DOOR,),
 }
 SECTIONS = tuple(RECORDINGS)
 

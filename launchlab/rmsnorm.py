@@ -108,8 +108,11 @@ def plan(n: int, aligned: bool = True, block: int | None = None, wide: bool | No
 
 
 def rms_norm(x, w, y=None, eps: float = EPS, n: int | None = None, block: int | None = None,
-             wide: bool | None = None, reduce: str | None = None, stats=None, unroll: str | None = None):
-    """Launch the RMS norm on CuPy arrays (one block per row). Returns (y, plan)."""
+             wide: bool | None = None, reduce: str | None = None, stats=None, unroll: str | None = None,
+             stamps=None, pdl: bool | None = None):
+    """Launch the RMS norm on CuPy arrays (one block per row). Returns (y, plan). `stamps`: three uint64
+    slots for block 0's %globaltimer readings (entered, past the wait, finished; launchlab.pdlchain). `pdl`:
+    force this launch on (True) or off (False) the programmatic-dependent-launch attribute (kernels.Kernel)."""
     mode.require_live("launching the RMS norm")
     import cupy as cp
 
@@ -120,8 +123,11 @@ def rms_norm(x, w, y=None, eps: float = EPS, n: int | None = None, block: int | 
     p = plan(n, launch.aligned16(x, w, y), block, wide, reduce, unroll)
     if stats is not None and (stats.dtype != np.float32 or stats.size < 2 * rows):
         raise RMSNormError(f"stats needs {2 * rows} float32 slots")
+    if stamps is not None and (stamps.dtype != np.uint64 or stamps.size < 3):
+        raise RMSNormError("stamps needs 3 uint64 slots")
     k = kernels.kernel(FAMILY, p.expr)
-    k.launch(rows, p.block, (x, w, y, np.int32(n), np.float32(eps), stats if stats is not None else np.uint64(0)))
+    k.launch(rows, p.block, (x, w, y, np.int32(n), np.float32(eps), stats if stats is not None else np.uint64(0),
+                             stamps if stamps is not None else np.uint64(0)), pdl=pdl)
     return y, p
 
 

@@ -12,8 +12,8 @@ import json
 import math
 from pathlib import Path
 
-from . import (achieved, audit, bandwidth, derive, grading, identity, instruments, kda, occupancy_probe, onebinary,
-               reassociation, rmsnorm, waves)
+from . import (accuracy, achieved, audit, bandwidth, derive, grading, identity, instruments, kda, occupancy_probe,
+               onebinary, pdlchain, reassociation, rmsnorm, waves)
 
 BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
@@ -26,11 +26,12 @@ SOURCES = {
     "00": [(instruments.recorded, instruments.headline)],
     "01": [(bandwidth.recorded, bandwidth.headline), (waves.recorded, waves.headline),
            (occupancy_probe.recorded, occupancy_probe.headline), (achieved.recorded, achieved.headline)],
-    "02": [(rmsnorm.recorded, rmsnorm.headline)],
+    "02": [(rmsnorm.recorded, rmsnorm.headline), (pdlchain.recorded, pdlchain.headline_02),
+           (accuracy.recorded, accuracy.headline)],
     "03": [(kda.recorded, kda.headline), (_kda_and_ceiling, kda.starvation_headline)],
     "04": [(derive.recorded, derive.headline)],
     "05": [(kda.recorded, audit.headline)],
-    "06": [(onebinary.recorded, onebinary.headline)],
+    "06": [(onebinary.recorded, onebinary.headline), (pdlchain.recorded, pdlchain.headline_06)],
     "07": [(identity.recorded, identity.headline)],
     "08": [(reassociation.recorded, reassociation.headline)],
     "09": [(lambda data_dir=None: grading.recorded_report(), grading.headline)],

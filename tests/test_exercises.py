@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from launchlab import achieved, bandwidth, exercises, identity, kda, onebinary, reassociation, rmsnorm
+from launchlab import accuracy, achieved, bandwidth, exercises, identity, kda, onebinary, reassociation, rmsnorm
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("01_the_arithmetic", "02_the_width_was_wrong", "03_starvation_vs_contention", "04_derive_the_constant",
@@ -18,6 +18,7 @@ def context(key):
     return {"01.achieved_grid264": lambda: (achieved.recorded(),),
             "02.inflight_reduction": lambda: (rmsnorm.recorded(),),
             "02.chain_widening": lambda: (rmsnorm.recorded(),),
+            "02.kl_wide_apply": lambda: (accuracy.recorded(),),
             "03.floor_main": lambda: (kda.recorded(), bandwidth.CEILING.recorded().tbs),
             "03.tiles_speedup": lambda: (kda.recorded(),),
             "05.main_tp1_over_tp8": lambda: (kda.recorded(),),
