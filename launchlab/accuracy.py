@@ -260,6 +260,23 @@ def frontier_rows(d: AccuracyData, ctx: int) -> list[tuple]:
     return rows
 
 
+LECTURE_RATIO = 4.63              # lecture §2.1: the version that widened the reduction, ctx 2048, x main's KL
+
+
+def ratchet(d: AccuracyData, arm: str = "widened reduction") -> str:
+    """How large the arm's KL(main || arm) is against the lecture's ratchet: an arm may have at most 2x main's KL
+    against the eval's reference, so with main at the lecture's KLs the room above main is 1x main's KL. Read as
+    if KLs added (they do not exactly: a rough scale, not a verdict)."""
+    out = [f"the lecture's ratchet: an arm's KL <= {RATCHET:g}x main's; the version that widened the reduction "
+           f"measured {LECTURE_RATIO}x at ctx 2048"]
+    lo, hi = min(k for _, k in frontier.ROUND_ACCURACY), max(k for _, k in frontier.ROUND_ACCURACY)
+    for ctx in d.depths:
+        k = d.arm(arm, ctx).mean_kl
+        out.append(f"{arm} at ctx {ctx:,}: KL(main || arm) = {k:.2e} = {k / hi:.0%} to {k / lo:.0%} of the room "
+                   f"({RATCHET - 1:g}x main's KL) if main's own KL were the lecture's {lo:g}-{hi:g}")
+    return "\n".join(out)
+
+
 def frontier_table(d: AccuracyData, ctx: int) -> str:
     """§2.2's table twice: the lecture's PR #71 rounds, then the course's arms against main on the step."""
     out = [f"{'':<34} {'tok/s':>7} {'top-1':>6} {'KL':>9} {'% over frontier':>16} {'tier':>11}"]

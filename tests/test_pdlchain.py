@@ -71,3 +71,9 @@ def test_the_summary_has_the_issues_keys(d, acc):
     assert f["02"]["rms_pdl_gain_pct"] == pytest.approx(d.chain("wide").gain_pct, rel=1e-3)
     assert f["02"]["kl_wide_apply_vs_main"] == 0.0 and f["02"]["kl_wide_reduce_vs_main"] > 0
     assert f["06"]["pdl_step_gain_pct"] > 0 and f["06"]["pdl_opt_out_cost_us_per_token"] > 0
+
+
+def test_the_ratchet_line_sets_the_measured_kl_beside_the_lectures(acc):
+    text = accuracy.ratchet(acc)
+    k = acc.arm("widened reduction", 2048).mean_kl
+    assert "4.63x" in text and f"{k:.2e}" in text and f"{k / 0.0026:.0%}" in text
