@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: setup lab test test-unit test-notebooks test-browser course notebooks record bench grade clean
+.PHONY: setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ test-unit: setup
 
 test-notebooks: setup
 	$(BIN)/python -m pytest -q notebooks $(NBVAL)
+
+## make hub-test: a local JupyterHub (127.0.0.1), three learners running notebook 01 and the lab's first steps
+## through their own servers at once, the hub stopped cleanly; data/hub/report.json
+hub-test: setup
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[hub]"
+	$(BIN)/python tests/hub/run_hub.py
 
 ## make course: execute every notebook headless into HTML under build/course
 course: setup

@@ -14,6 +14,7 @@ core -- the machine and how the course measures it
     timing        CUDA events, CUDA-graph timing (hot, and cold over rotated copies), ABBA; every rep kept
     timeline      per-block SM and start/end stamps from inside a kernel; achieved occupancy from them
     profile       Nsight Compute (ncu) run on a child process, its CSV parsed: the cross-check
+    sharing       who else is on this GPU (NVML): a MIG slice or other processes, said beside every timing
     gates         LAUNCHLAB_* runtime gates that pick a kernel variant at launch; the restore set
     recordings    recordings with provenance; stale and corrupt ones refuse to load; typed <-> JSON
     provenance    which GPU, driver, CUDA runtime and CuPy made a measurement, and when
@@ -51,6 +52,7 @@ face -- what a learner, an instructor or a maintainer touches
     plots         the course's figures; one convention for the chosen point
     widgets       the explorers, on one scaffold
     exercises     answer cells checked with an explanation: one convention for notebooks, lab and self-check
+    reliability   the reliability sweep's figures from its reports (the JupyterHub test, ...)
     summary       every section's headline figures from the recordings (`summary --json`)
     grading       the lab graded with otter-grader: the learner copy from the master, `grade DIR` into a CSV
     recorder      every door measured on a GPU into data/recordings/
@@ -63,11 +65,11 @@ face -- what a learner, an instructor or a maintainer touches
 __version__ = "0.1.0"
 
 LAYERS = {
-    "core": ("mode", "hardware", "occupancy", "launch", "pdl", "kernels", "timing", "timeline", "profile", "gates",
+    "core": ("mode", "hardware", "occupancy", "launch", "pdl", "kernels", "timing", "timeline", "profile", "sharing", "gates",
              "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
                  "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit",
                  "lab", "pdlchain", "accuracy"),
-    "face": ("banner", "plots", "widgets", "exercises", "grading", "summary", "recorder", "selftest", "bench", "environment",
+    "face": ("banner", "plots", "widgets", "exercises", "grading", "reliability", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

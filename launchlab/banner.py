@@ -1,7 +1,7 @@
 """The line every notebook prints first: the mode, and the GPU measured now or the recordings replayed."""
 from __future__ import annotations
 
-from . import hardware, mode, provenance, recorder, recordings
+from . import hardware, mode, provenance, recorder, recordings, sharing
 
 
 def banner(*recording_names: str) -> str:
@@ -12,6 +12,8 @@ def banner(*recording_names: str) -> str:
         lines = [f"MODE: live -- measuring now on {s.name} ({s.sm_count} SMs, "
                  f"sm_{s.compute_capability[0]}{s.compute_capability[1]})",
                  f"      driver {p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}"]
+        share = sharing.now()
+        lines.append(f"      GPU sharing: {share.note() or 'a whole GPU, no other process on it (NVML)'}")
         if recording_names:
             lines.append("      recorded H200 numbers are shown beside live ones where a notebook compares them")
         return "\n".join(lines)

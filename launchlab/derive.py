@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import bandwidth, kernels, mla, mode, occupancy, recordings, timing
+from . import bandwidth, kernels, mla, mode, occupancy, recordings, sharing, timing
 from .door import Door
 from .recordings import RECORDED
 
@@ -228,8 +228,8 @@ def torch_peer(d: dict, reps: int = 30, warmup: int = 10) -> PeerRun:
     ref = mla.reference(d["q"], d["kv"], d["scale"])
     err = float(np.max(np.abs(f(kvt[0]).float().cpu().numpy() - ref[0])))
     return PeerRun("PyTorch eager bf16", "softmax((q @ kv.T) * scale, -1) @ kv[:, :512]",
-                   timing.Timing(ts, "events-cold", 1, "torch"), err,
-                   timing.Timing(tg, "graph-cold", launches, "torch in a CUDA graph"))
+                   timing.Timing(ts, "events-cold", 1, "torch", sharing.note()), err,
+                   timing.Timing(tg, "graph-cold", launches, "torch in a CUDA graph", sharing.note()))
 
 
 def measure(ctx: int = CTX, sweep_reps: int = 5) -> MLAData:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import bandwidth, diagnosis, gates, hardware, kernels, launch, mode, occupancy, recordings, timing
+from . import bandwidth, diagnosis, gates, hardware, kernels, launch, mode, occupancy, recordings, sharing, timing
 from . import timeline as timeline_mod
 from .door import Door
 from .progress import Progress
@@ -530,11 +530,12 @@ def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 
     copies = [s0.clone() for _ in range(timing.copies_for(s0.numel() * 4, hardware.from_device().l2_bytes))]
     cold = timing.torch_graph([call_on(c) for c in copies], len(copies), reps)
     import fla
-    return Peer(timing.Timing(hot, "graph", launches, "FLA fused_recurrent_kda_fwd hot"),
+    return Peer(timing.Timing(hot, "graph", launches, "FLA fused_recurrent_kda_fwd hot", sharing.note()),
                 getattr(fla, "__version__", "?"), err_o, err_s,
                 "fused_recurrent_kda_fwd(q, k, v, g, beta, initial_state, scale=1.0, "
                 "inplace_final_state=True, state_v_first=True)",
-                cold=timing.Timing(cold, "graph-cold", len(copies), "FLA fused_recurrent_kda_fwd cold"))
+                cold=timing.Timing(cold, "graph-cold", len(copies), "FLA fused_recurrent_kda_fwd cold",
+                                   sharing.note()))
 
 
 # ------------------------------------------------------------------ the section's door

@@ -19,7 +19,7 @@ import os
 import statistics
 from dataclasses import asdict, dataclass, field
 
-from . import decode, gates, kernels, mla, mode, occupancy, profile, stepprofile, timing
+from . import decode, gates, kernels, mla, mode, occupancy, profile, sharing, stepprofile, timing
 from .door import Door
 
 CTX = 131_072            # eval's context: the scored one
@@ -66,7 +66,8 @@ def _warm(model: "decode.Model", positions: list[int]) -> None:
 def _graph_timing(model: "decode.Model", positions: list[int], reps: int, label: str) -> timing.Timing:
     _warm(model, positions)
     g, stream = model.graph(positions)
-    return timing.Timing(timing._replay(g, stream, len(positions), reps, 2), "graph", len(positions), label)
+    return timing.Timing(timing._replay(g, stream, len(positions), reps, 2), "graph", len(positions), label,
+                         sharing.note())
 
 
 def eval_step(model: "decode.Model", tokens: int = EVAL_TOKENS, reps: int = 5) -> Eval:
@@ -166,7 +167,7 @@ def abba(model: "decode.Model", arm_a: dict, arm_b: dict, tokens: int = EVAL_TOK
     def rep(name):
         g, stream = graphs[name]
         return timing.Timing(timing._replay(g, stream, len(pos), reps, 1), "graph", len(pos),
-                             labels[name == "B"])
+                             labels[name == "B"], sharing.note())
 
     return timing.abba(lambda: rep("A"), lambda: rep("B"), pairs, labels)
 

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 from . import (accuracy, achieved, audit, bandwidth, derive, grading, identity, instruments, kda, occupancy_probe,
-               onebinary, pdlchain, reassociation, rmsnorm, waves)
+               onebinary, pdlchain, reassociation, reliability, rmsnorm, waves)
 
 BROWSER_REPORT = Path(__file__).resolve().parent.parent / "data" / "browser" / "report.json"
 
@@ -35,6 +35,7 @@ SOURCES = {
     "07": [(identity.recorded, identity.headline)],
     "08": [(reassociation.recorded, reassociation.headline)],
     "09": [(lambda data_dir=None: grading.recorded_report(), grading.headline)],
+    "reliability": [(lambda data_dir=None: reliability.hub_report(), reliability.headline)],
 }
 
 

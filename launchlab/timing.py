@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import kernels, mode
+from . import kernels, mode, sharing
 
 
 @dataclass
@@ -40,11 +40,13 @@ class Timing:
     method: str = "events"        # "events", "graph", or "host"
     launches_per_rep: int = 1     # graph: launches replayed per rep (reps are already divided by this)
     label: str = ""
+    shared: str | None = None     # live: what NVML said about the GPU when measured (sharing.note); None alone
 
     def __post_init__(self):
         if not self.reps_us:
             raise ValueError("a Timing needs at least one rep")
         self.reps_us = [float(x) for x in self.reps_us]
+        self.shared = self.shared or None             # '' (alone) is not recorded: recordings keep their keys
 
     @property
     def n(self) -> int:
@@ -84,16 +86,17 @@ class Timing:
 
     def summary(self) -> str:
         return (f"median {self.median:.3f} us, stddev {self.stddev:.3f} us ({self.cv:.1%}), "
-                f"min {self.min:.3f}, max {self.max:.3f}, n={self.n} ({self.method}, {self.l2} L2)")
+                f"min {self.min:.3f}, max {self.max:.3f}, n={self.n} ({self.method}, {self.l2} L2)"
+                + (f" [{self.shared}]" if self.shared else ""))
 
     def to_dict(self) -> dict:
         return {"reps_us": self.reps_us, "method": self.method, "launches_per_rep": self.launches_per_rep,
-                "label": self.label}
+                "label": self.label} | ({"shared": self.shared} if self.shared else {})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Timing":
         return cls(list(d["reps_us"]), d.get("method", "events"), int(d.get("launches_per_rep", 1)),
-                   d.get("label", ""))
+                   d.get("label", ""), d.get("shared"))
 
 
 def _cupy():
@@ -140,7 +143,7 @@ def events(fn: Callable[[], object], reps: int = 10, warmup: int = 3, stream=Non
             end.synchronize()
             out.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
     method = "events" if preroll_us > 0 else "events-naive"
-    return Timing(out, method + ("-cold" if l2 == "cold" else ""), 1, label)
+    return Timing(out, method + ("-cold" if l2 == "cold" else ""), 1, label, sharing.note())
 
 
 def capture(fn: Callable[[], object], launches: int, stream):
@@ -200,7 +203,7 @@ def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup:
     fn()                        # compile/load outside the capture
     cp.cuda.Device().synchronize()
     g = capture(fn, launches, stream)
-    return Timing(_replay(g, stream, launches, reps, warmup), "graph", launches, label)
+    return Timing(_replay(g, stream, launches, reps, warmup), "graph", launches, label, sharing.note())
 
 
 def torch_graph(calls, launches: int, reps: int) -> list[float]:
@@ -262,7 +265,7 @@ def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None,
     cp.cuda.Device().synchronize()
     it = iter(range(launches))
     g = capture(lambda: fns[next(it) % n](), launches, stream)
-    return Timing(_replay(g, stream, launches, reps, warmup), "graph-cold", launches, label)
+    return Timing(_replay(g, stream, launches, reps, warmup), "graph-cold", launches, label, sharing.note())
 
 
 @dataclass
@@ -291,6 +294,8 @@ class ABBA:
             rows.append(f"{i:>3}  {o} {name:<22} {t.median:>10.3f} {t.stddev:>8.3f}")
         a, b = statistics.median(self.medians("A")), statistics.median(self.medians("B"))
         rows.append(f"A {self.labels[0]}: {a:.3f} us   B {self.labels[1]}: {b:.3f} us   B/A = {b / a:.3f}")
+        shared = sorted({r.shared for r in self.results if r.shared})
+        rows += [f"measured on a shared GPU: {s}" for s in shared]
         return "\n".join(rows)
 
     def to_dict(self) -> dict:

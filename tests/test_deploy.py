@@ -1,0 +1,70 @@
+"""deploy/: the class configuration and the local hub (any machine). `make hub-test` runs the hub itself."""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launchlab import reliability
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-")
+
+
+def test_every_profile_is_replay_or_asks_for_a_gpu_resource_and_goes_live():
+    v = yaml.safe_load((DEPLOY / "z2jh" / "values.yaml").read_text())
+    profiles = v["singleuser"]["profileList"]
+    assert sum(bool(p.get("default")) for p in profiles) == 1 and "Replay" in profiles[0]["display_name"]
+    assert v["singleuser"]["extraEnv"]["LAUNCHLAB_MODE"] == "replay"
+    gpu = [p for p in profiles if "kubespawner_override" in p]
+    kinds = set()
+    for p in gpu:
+        o = p["kubespawner_override"]
+        (res, n), = o["extra_resource_limits"].items()
+        assert res.startswith(GPU_RESOURCES) and n == "1", p["display_name"]
+        assert o["environment"]["LAUNCHLAB_MODE"] == "live"
+        kinds.add("mig" if "mig-" in res else "shared" if res.endswith(".shared") else "whole")
+    assert kinds == {"whole", "mig", "shared"}
+    assert v["hub"]["config"]["JupyterHub"]["authenticator_class"] and v["cull"]["enabled"]
+    assert v["singleuser"]["cpu"]["limit"] and v["singleuser"]["memory"]["limit"]
+    ts = yaml.safe_load((DEPLOY / "z2jh" / "time-slicing.yaml").read_text())
+    shared = yaml.safe_load(ts["data"]["h200-shared"])["sharing"]["timeSlicing"]
+    assert shared["renameByDefault"] is True and shared["resources"][0]["replicas"] >= 2
+
+
+def test_the_image_is_built_from_environment_yml_and_every_profile_is_explained():
+    df = (DEPLOY / "image" / "Dockerfile").read_text()
+    assert "environment.yml" in df and "LAUNCHLAB_MODE=replay" in df and "[grade]" in df
+    readme = (DEPLOY / "README.md").read_text()
+    for words in ("a whole H200", "MIG 3g.71gb", "MIG 1g.18gb", "time-sliced share", "make hub-test"):
+        assert words in readme
+
+
+def test_the_local_hub_config_reads_only_what_run_hub_sets():
+    src = (DEPLOY / "local" / "jupyterhub_config.py").read_text()
+    ast.parse(src)
+    used = {n.slice.value for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Subscript)
+            and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)
+            and n.slice.value.startswith("LAUNCHLAB_HUB")}
+    runner = (ROOT / "tests" / "hub" / "run_hub.py").read_text()
+    assert used and all(name in runner for name in used)
+    assert '"dummy"' in src and '"simple"' in src and "127.0.0.1" in src
+
+
+def test_the_hub_report_says_every_learner_ran_and_the_hub_stopped():
+    r = reliability.hub_report()
+    assert r["learners"] == 3 and r["learners_ok"] == 3 and r["hub_stopped_cleanly"] and r["concurrent"]
+    for row in r["rows"]:
+        assert row["ok"] and row["nb01_cells"].split("/")[0] == row["nb01_cells"].split("/")[1]
+        assert row["lab_cells"] == "6/6" and all("passed" in c for c in row["lab_checks"])
+    assert reliability.headline(r)["hub_learners_ok"] == 3
+
+
+def test_a_missing_report_names_the_command(tmp_path):
+    with pytest.raises(reliability.ReliabilityError, match="make hub-test"):
+        reliability.hub_report(tmp_path / "report.json")
+    (tmp_path / "report.json").write_text(json.dumps({"learners": 3}))
+    with pytest.raises(reliability.ReliabilityError, match="re-run"):
+        reliability.hub_report(tmp_path / "report.json")
