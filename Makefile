@@ -35,9 +35,11 @@ hub-test: setup
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[hub]"
 	$(BIN)/python tests/hub/run_hub.py
 
-## make course: execute every notebook headless into HTML under build/course
+## make course: execute every notebook headless into HTML under build/course, timed against its limit
+## (replay 120 s, live 6 min; data/course/<mode>.json), then open every page in Chromium: every figure present
 course: setup
 	$(BIN)/python -m launchlab course --out build/course
+	$(BIN)/python tests/browser/course_html.py build/course
 
 ## make test-browser: every notebook in JupyterLab in Debian's Chromium: run all, move every widget
 test-browser: setup

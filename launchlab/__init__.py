@@ -52,6 +52,7 @@ face -- what a learner, an instructor or a maintainer touches
     plots         the course's figures; one convention for the chosen point
     widgets       the explorers, on one scaffold
     exercises     answer cells checked with an explanation: one convention for notebooks, lab and self-check
+    badinputs     bad inputs across the API, each refused with the fix named, the session working after
     reliability   the reliability sweep's figures from its reports (the JupyterHub test, ...)
     summary       every section's headline figures from the recordings (`summary --json`)
     grading       the lab graded with otter-grader: the learner copy from the master, `grade DIR` into a CSV
@@ -70,6 +71,6 @@ LAYERS = {
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
                  "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit",
                  "lab", "pdlchain", "accuracy"),
-    "face": ("banner", "plots", "widgets", "exercises", "grading", "reliability", "summary", "recorder", "selftest", "bench", "environment",
+    "face": ("banner", "plots", "widgets", "exercises", "grading", "badinputs", "reliability", "summary", "recorder", "selftest", "bench", "environment",
              "course", "__main__"),
 }

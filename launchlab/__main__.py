@@ -9,6 +9,7 @@
   check-recordings           load every recording (fails on missing, corrupt or stale ones)
   summary [--json]           every section's headline figures, read from the recordings
   cmp A B                    compare two dumps byte for byte (exit 0 identical, 1 different, 2 unreadable)
+  badinputs [--docs]         every bad input the reliability sweep knows, refused with the fix named (GPU ones live)
   selftest                   every kernel against its numpy reference, small inputs (live; one process,
                              so compute-sanitizer can run it whole)
   bench [stream|rms|kda|mla|decode|pdl ...] ratios measured side by side in one run, ABBA where two arms compete (live)
@@ -97,6 +98,11 @@ def _summary(args) -> int:
     return 0
 
 
+def _badinputs(args) -> int:
+    from . import badinputs
+    return badinputs.main(["--docs"] if args.docs else [])
+
+
 def _cmp(args) -> int:
     from . import dumps
     try:
@@ -164,6 +170,9 @@ def main(argv=None) -> int:
     cm.add_argument("a")
     cm.add_argument("b")
     cm.set_defaults(fn=_cmp)
+    bi = sub.add_parser("badinputs", help="bad inputs refused with the fix named")
+    bi.add_argument("--docs", action="store_true", help="also write docs/bad_inputs.md")
+    bi.set_defaults(fn=_badinputs)
     sub.add_parser("selftest").set_defaults(fn=_selftest)
     sub.add_parser("grade", help="grade lab submissions (see: python -m launchlab grade --help)")
     asg = sub.add_parser("assign")

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from . import hardware, mode
+
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -63,13 +65,47 @@ def refresh(names=None) -> int:
     return 0
 
 
-def build(out: str = "build/course") -> int:
+REPORT_DIR = Path(__file__).resolve().parent.parent / "data" / "course"
+LIMITS_S = {"replay": 120, "live": 360}          # the whole course: replay on a 2-core machine, live on the H200
+
+
+def figures(nb) -> int:
+    """Image outputs of an executed notebook: what its HTML must show."""
+    return sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+               if "image/png" in o.get("data", {}) or "image/svg+xml" in o.get("data", {}))
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def static_previews(nb) -> None:
+    """For a page with no kernel: every explorer output shows its static preview. An explorer's output carries
+    both a widget view and the preview (the recorded figure); a page would pick the view, which needs a live
+    kernel or the widgets' saved state and scripts from a CDN, and show nothing. The page keeps the preview."""
+    nb.metadata.pop("widgets", None)
+    for c in nb.cells:
+        for o in c.get("outputs", []) if c.cell_type == "code" else []:
+            data = o.get("data", {})
+            if WIDGET_VIEW in data and len(data) > 1:
+                del data[WIDGET_VIEW]
+
+
+def build(out: str = "build/course", report: bool = True) -> int:
+    """Every notebook executed headless (in the mode this machine runs) into HTML under `out`; the wall time of
+    the whole course printed against its limit and written to data/course/<mode>.json, with each notebook's
+    time and figure count (tests/browser/course_html.py then opens the HTML and checks every figure is there)."""
+    import datetime as dt
+    import json
+
     import nbformat  # noqa: F401 - the HTML exporter needs it installed
     from nbconvert import HTMLExporter
 
+
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    ok = True
+    m = "live" if mode.is_live() else "replay"
+    ok, rows = True, []
+    start = time.perf_counter()
     for nb_path in notebooks():
         t0 = time.perf_counter()
         try:
@@ -77,8 +113,27 @@ def build(out: str = "build/course") -> int:
         except Exception as e:  # report and continue with the others
             ok = False
             print(f"FAILED {nb_path.name}: {type(e).__name__}: {str(e)[:400]}", file=sys.stderr)
+            rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": False})
             continue
+        static_previews(nb)
         html, _ = HTMLExporter().from_notebook_node(nb)
         (outdir / (nb_path.stem + ".html")).write_text(html)
-        print(f"{nb_path.name:<40} {time.perf_counter() - t0:6.1f} s -> {outdir / (nb_path.stem + '.html')}")
-    return 0 if ok else 1
+        rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": True,
+                     "figures": figures(nb), "html": nb_path.stem + ".html"})
+        print(f"{nb_path.name:<40} {rows[-1]['seconds']:6.1f} s  {rows[-1]['figures']:>2} figures -> "
+              f"{outdir / (nb_path.stem + '.html')}")
+    total = round(time.perf_counter() - start, 1)
+    within = total <= LIMITS_S[m]
+    print(f"the whole course, {m}: {len(rows)} notebooks in {total:.1f} s on {os.cpu_count()} CPUs "
+          f"(limit {LIMITS_S[m]} s: {'within' if within else 'OVER'})")
+    (outdir / "figures.json").write_text(json.dumps({r["html"]: r["figures"] for r in rows if r["ok"]}, indent=1))
+    if report:
+        REPORT_DIR.mkdir(parents=True, exist_ok=True)
+        machine = {"cpus": os.cpu_count()}
+        if m == "live":
+            machine["gpu"] = hardware.from_device().name
+        (REPORT_DIR / f"{m}.json").write_text(json.dumps(
+            {"mode": m, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "seconds": total,
+             "limit_seconds": LIMITS_S[m], "within_limit": within, "machine": machine, "notebooks": rows},
+            indent=1) + "\n")
+    return 0 if ok and within else 1

@@ -72,6 +72,9 @@ def setting(**values: str):
     old = {}
     try:
         for name, v in values.items():
+            if name not in GATES:
+                raise GateError(f"no gate {name!r}: the gates are {', '.join(sorted(GATES))} (give the name without "
+                                f"the {PREFIX} prefix)")
             g = GATES[name]
             if str(v) not in g.choices:
                 raise GateError(f"{g.env}={v!r} is not one of {', '.join(g.choices)}")

@@ -127,7 +127,7 @@ def validate(q, k, v, g, beta, state, o, n_head: int, v_dim: int) -> None:
         if a.dtype != np.float32:
             raise KDAError(f"{name} must be float32, got {a.dtype}")
         if not a.flags.c_contiguous:
-            raise KDAError(f"{name} must be contiguous")
+            raise KDAError(f"{name} must be contiguous: pass a contiguous copy, e.g. cupy.ascontiguousarray({name})")
     for name in ("q", "k", "g"):
         a = arrays[name]
         if a.ndim != 2 or a.shape[1] != K:

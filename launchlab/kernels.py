@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from . import hardware, launch, mode, occupancy
 from . import pdl as pdlpath
 
@@ -359,6 +361,12 @@ class Kernel:
         cuLaunchKernelEx, with or without the programmatic-dependent-launch attribute as the PDL gates say;
         `pdl` forces one or the other (True/False) anywhere.
         """
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                raise launch.LaunchError(
+                    f"{self.expr}: argument {i} is a NumPy array ({a.dtype}, shape {a.shape}), which lives in host "
+                    f"memory; a kernel reads device memory -- pass cupy.asarray(x) (and a NumPy scalar such as "
+                    f"np.int32(n) for a scalar)")
         s = spec or _live_spec()
         geo = launch.check(grid, block, smem, static_smem=self.smem_static, regs=self.registers,
                            max_threads=self.max_threads_per_block, gpu=s)

@@ -2,6 +2,9 @@
 
     data/hub/report.json      `make hub-test`: a local JupyterHub, learners running notebook 01 and the lab's
                               first steps through their own servers at once (tests/hub/run_hub.py)
+    data/course/replay.json   `make course` in replay: the whole course's wall time on this machine, and every
+                              figure found in its HTML in Chromium (tests/browser/course_html.py)
+    data/course/live.json     the same on a GPU (the H200)
 
 Each report is written by the run that measured it, with its date; nothing here measures.
 """
@@ -12,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB_REPORT = ROOT / "data" / "hub" / "report.json"
+COURSE_DIR = ROOT / "data" / "course"
 
 
 class ReliabilityError(RuntimeError):
@@ -28,6 +32,31 @@ def hub_report(path: Path = HUB_REPORT) -> dict:
     return r
 
 
-def headline(hub: dict) -> dict:
-    return {"hub_learners_ok": hub["learners_ok"], "hub_learners": hub["learners"],
-            "hub_stopped_cleanly": hub["hub_stopped_cleanly"], "hub_test_seconds": hub["seconds"]}
+def course_report(mode: str, directory: Path = COURSE_DIR) -> dict | None:
+    """`make course`'s report for one mode, or None if that mode has not been run into data/course/."""
+    p = directory / f"{mode}.json"
+    if not p.exists():
+        return None
+    r = json.loads(p.read_text())
+    if r.get("mode") != mode or "seconds" not in r:
+        raise ReliabilityError(f"{p} is not a `make course` report for {mode} mode: re-run `make course`")
+    return r
+
+
+def reports() -> dict:
+    return {"hub": hub_report(), "course_replay": course_report("replay"), "course_live": course_report("live")}
+
+
+def headline(r: dict) -> dict:
+    hub = r["hub"]
+    out = {"hub_learners_ok": hub["learners_ok"], "hub_learners": hub["learners"],
+           "hub_stopped_cleanly": hub["hub_stopped_cleanly"], "hub_test_seconds": hub["seconds"]}
+    for m in ("replay", "live"):
+        c = r.get(f"course_{m}")
+        if c:
+            out[f"course_{m}_seconds"] = c["seconds"]
+            html = c.get("html_in_chromium")
+            if html is not None:
+                out[f"course_{m}_figures_in_chromium"] = sum(x["decoded"] for x in html)
+                out[f"course_{m}_figures_missing"] = sum(x["figures"] - x["decoded"] for x in html)
+    return out

@@ -60,7 +60,8 @@ def validate(x, w, y, n: int, eps: float) -> int:
         if a.dtype != np.float32:
             raise RMSNormError(f"{name} must be float32, got {a.dtype}")
         if not a.flags.c_contiguous:
-            raise RMSNormError(f"{name} must be contiguous")
+            raise RMSNormError(f"{name} must be contiguous (a strided view such as x[::2] is not): pass a "
+                               f"contiguous copy, e.g. cupy.ascontiguousarray({name})")
     if w.size != n:
         raise RMSNormError(f"weight has {w.size} elements, the row has {n}")
     if x.size == 0 or x.size % n:

@@ -35,7 +35,7 @@ SOURCES = {
     "07": [(identity.recorded, identity.headline)],
     "08": [(reassociation.recorded, reassociation.headline)],
     "09": [(lambda data_dir=None: grading.recorded_report(), grading.headline)],
-    "reliability": [(lambda data_dir=None: reliability.hub_report(), reliability.headline)],
+    "reliability": [(lambda data_dir=None: (reliability.reports(),), reliability.headline)],
 }
 
 

@@ -59,7 +59,7 @@ def test_the_hub_report_says_every_learner_ran_and_the_hub_stopped():
     for row in r["rows"]:
         assert row["ok"] and row["nb01_cells"].split("/")[0] == row["nb01_cells"].split("/")[1]
         assert row["lab_cells"] == "6/6" and all("passed" in c for c in row["lab_checks"])
-    assert reliability.headline(r)["hub_learners_ok"] == 3
+    assert reliability.headline({"hub": r})["hub_learners_ok"] == 3
 
 
 def test_a_missing_report_names_the_command(tmp_path):
@@ -68,3 +68,29 @@ def test_a_missing_report_names_the_command(tmp_path):
     (tmp_path / "report.json").write_text(json.dumps({"learners": 3}))
     with pytest.raises(reliability.ReliabilityError, match="re-run"):
         reliability.hub_report(tmp_path / "report.json")
+
+
+def test_the_course_ran_within_its_limit_and_every_figure_reached_the_page():
+    r = reliability.course_report("replay")
+    assert r["within_limit"] and r["seconds"] <= r["limit_seconds"] == 120 and r["machine"]["cpus"] >= 1
+    assert all(n["ok"] for n in r["notebooks"]) and len(r["notebooks"]) == 11
+    pages = r["html_in_chromium"]
+    assert len(pages) == 11 and all(p["ok"] and p["decoded"] == p["figures"] for p in pages)
+    h = reliability.headline(reliability.reports())
+    assert h["course_replay_seconds"] == r["seconds"] and h["course_replay_figures_missing"] == 0
+
+
+def test_a_page_shows_an_explorers_static_preview_not_an_empty_widget_view():
+    import nbformat
+    from launchlab import course
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {"state": {}}
+    cell = nbformat.v4.new_code_cell("explorer")
+    cell.outputs = [nbformat.v4.new_output("execute_result", data={
+        course.WIDGET_VIEW: {"model_id": "x"}, "image/png": "iVBORw0KGgo=", "text/plain": "Explorer"}),
+        nbformat.v4.new_output("display_data", data={course.WIDGET_VIEW: {"model_id": "y"}})]
+    nb.cells.append(cell)
+    course.static_previews(nb)
+    assert "widgets" not in nb.metadata
+    assert list(cell.outputs[0]["data"]) == ["image/png", "text/plain"]
+    assert course.WIDGET_VIEW in cell.outputs[1]["data"]          # nothing to fall back on: left as it is
