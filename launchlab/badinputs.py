@@ -20,7 +20,7 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -322,6 +322,7 @@ def table(results: list[Result]) -> str:
 
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "bad_inputs.md"
+REPORT = Path(__file__).resolve().parent.parent / "data" / "reliability" / "bad_inputs.json"
 
 
 def docs(results: list[Result], where: str) -> str:
@@ -350,7 +351,11 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{on}, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC"
         DOCS.parent.mkdir(exist_ok=True)
         DOCS.write_text(docs(res, where))
-        print(f"wrote {DOCS}")
+        REPORT.parent.mkdir(parents=True, exist_ok=True)
+        REPORT.write_text(json.dumps({"where": where, "cases": len(res), "ran": sum(r.ran for r in res),
+                                      "rejected": sum(r.ok for r in res if r.ran),
+                                      "results": [asdict(r) for r in res]}, indent=1) + "\n")
+        print(f"wrote {DOCS} and {REPORT}")
     print(table(res))
     ran = [r for r in res if r.ran]
     bad = [r for r in ran if not r.ok]

@@ -5,6 +5,10 @@
     data/course/replay.json   `make course` in replay: the whole course's wall time on this machine, and every
                               figure found in its HTML in Chromium (tests/browser/course_html.py)
     data/course/live.json     the same on a GPU (the H200)
+    data/reliability/bad_inputs.json   `python -m launchlab badinputs --docs`: the bad inputs refused, with the fix
+                              named and the session working after (GPU cases only where it ran live)
+    data/sanitizer/sweep.json `tools/sanitize_sweep.py` on a GPU: the four compute-sanitizer tools over the
+                              self-tests and a decode token, each report attributed to a kernel
 
 Each report is written by the run that measured it, with its date; nothing here measures.
 """
@@ -16,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 HUB_REPORT = ROOT / "data" / "hub" / "report.json"
 COURSE_DIR = ROOT / "data" / "course"
+BAD_INPUTS = ROOT / "data" / "reliability" / "bad_inputs.json"
+SWEEP = ROOT / "data" / "sanitizer" / "sweep.json"
 
 
 class ReliabilityError(RuntimeError):
@@ -43,8 +49,13 @@ def course_report(mode: str, directory: Path = COURSE_DIR) -> dict | None:
     return r
 
 
+def _optional(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def reports() -> dict:
-    return {"hub": hub_report(), "course_replay": course_report("replay"), "course_live": course_report("live")}
+    return {"hub": hub_report(), "course_replay": course_report("replay"), "course_live": course_report("live"),
+            "bad_inputs": _optional(BAD_INPUTS), "sweep": _optional(SWEEP)}
 
 
 def headline(r: dict) -> dict:
@@ -59,4 +70,13 @@ def headline(r: dict) -> dict:
             if html is not None:
                 out[f"course_{m}_figures_in_chromium"] = sum(x["decoded"] for x in html)
                 out[f"course_{m}_figures_missing"] = sum(x["figures"] - x["decoded"] for x in html)
+    b = r.get("bad_inputs")
+    if b:
+        out["bad_inputs_rejected"] = b["rejected"]
+        out["bad_inputs_cases"] = b["cases"]
+        out["bad_inputs_run"] = b["ran"]
+    w = r.get("sweep")
+    if w:
+        out["sanitizer_errors"] = sum(x["in_course_kernels"] for x in w["runs"])
+        out["sanitizer_reports_in_libraries"] = sum(x["in_libraries"] for x in w["runs"])
     return out

@@ -57,6 +57,19 @@ def others(pids: list[int], own: int) -> int:
     return max(0, len(pids) - 1)
 
 
+def _processes(info) -> tuple[list[int], list[int]]:
+    """(pids, bytes used) from what cuda-bindings' nvml returns for the running processes: a struct array whose
+    fields are arrays, or a sequence of structs."""
+    if info is None:
+        return [], []
+    pid = getattr(info, "pid", None)
+    if pid is not None and hasattr(pid, "__len__"):
+        used = getattr(info, "used_gpu_memory", [0] * len(pid))
+        return [int(x) for x in pid], [int(x or 0) for x in used]
+    items = list(info) if hasattr(info, "__len__") else [info]
+    return [int(x.pid) for x in items], [int(x.used_gpu_memory or 0) for x in items]
+
+
 _cache: tuple[float, Sharing] | None = None
 
 
@@ -80,13 +93,11 @@ def now(refresh: bool = False) -> Sharing:
                 mig = int(nvml.device_get_mig_mode(h)[0]) == 1
             except Exception:                        # GPUs without MIG answer "not supported"
                 mig = False
-            procs = list(nvml.device_get_compute_running_processes_v3(h))
-            pids = [int(p.pid) for p in procs]
+            pids, used = _processes(nvml.device_get_compute_running_processes_v3(h))
             own = os.getpid()
             n = others(pids, own)
-            theirs = [p for p in procs if int(p.pid) != own] if own in pids else procs[1:]
-            gib = sum(int(p.used_gpu_memory or 0) for p in theirs) / 2 ** 30
-            s = Sharing(name, mig, sms, mem, n, gib)
+            theirs = [u for p, u in zip(pids, used) if p != own] if own in pids else used[1:]
+            s = Sharing(name, mig, sms, mem, n, sum(theirs) / 2 ** 30)
         finally:
             nvml.shutdown()
     except Exception as e:                           # no NVML in this container, a driver without it, ...

@@ -41,3 +41,14 @@ def test_a_case_that_raises_the_wrong_thing_or_hides_the_fix_is_reported_not_pas
 def test_on_a_gpu_every_launcher_refuses_before_the_launch_and_the_next_launch_is_right():
     res = badinputs.run([c for c in badinputs.CASES if c.gpu])
     assert all(r.ran and r.ok for r in res), [(r.bad, r.error, r.message) for r in res if not r.ok]
+
+
+def test_the_committed_report_and_docs_agree_with_the_cases():
+    import json
+    r = json.loads(badinputs.REPORT.read_text())
+    assert r["cases"] == len(badinputs.CASES) and r["rejected"] == r["ran"] >= 25
+    docs = badinputs.DOCS.read_text()
+    assert all(c.bad in docs for c in badinputs.CASES)
+    from launchlab import reliability
+    h = reliability.headline(reliability.reports())
+    assert h["bad_inputs_rejected"] == r["rejected"] and h["bad_inputs_cases"] == len(badinputs.CASES)

@@ -54,3 +54,14 @@ def test_nvml_sees_another_process_holding_a_context():
         assert busy.others >= alone.others + 1 and "other process" in busy.note()
     finally:
         p.kill()
+
+
+def test_the_process_list_is_read_whichever_shape_nvml_gives_it():
+    class Struct:
+        def __init__(self, pid, used):
+            self.pid, self.used_gpu_memory = pid, used
+    import numpy as np
+    arrays = Struct(np.array([10, 11]), np.array([2 ** 30, 0]))
+    assert sharing._processes(arrays) == ([10, 11], [2 ** 30, 0])
+    assert sharing._processes([Struct(10, 5), Struct(12, None)]) == ([10, 12], [5, 0])
+    assert sharing._processes(Struct(7, 3)) == ([7], [3]) and sharing._processes(None) == ([], [])

@@ -218,26 +218,22 @@ def learner(base: str, name: str, password: str) -> dict:
             api.delete(f"{user}/api/sessions/{sess['id']}", timeout=60)
             return results
 
-        t = time.monotonic()
+        def run_all(key: str, path: Path, cells: list[str], what: str) -> list[dict]:
+            t = time.monotonic()
+            res = asyncio.run(run_notebook(path, cells))
+            out[f"{key}_s"] = round(time.monotonic() - t, 2)
+            out[f"{key}_cells"] = f"{sum(r['status'] == 'ok' for r in res)}/{len(cells)}"
+            bad = next((r for r in res if r["status"] != "ok"), None)
+            if bad:
+                raise RuntimeError(f"{what}: {bad['error']}")
+            return res
+
         nb01 = json.loads(NB01.read_text())
-        cells01 = ["".join(c["source"]) for c in nb01["cells"] if c["cell_type"] == "code"]
-        res01 = asyncio.run(run_notebook(NB01, cells01))
-        out["nb01_s"] = round(time.monotonic() - t, 2)
-        out["nb01_cells"] = f"{sum(r['status'] == 'ok' for r in res01)}/{len(cells01)}"
-        bad = next((r for r in res01 if r["status"] != "ok"), None)
-        if bad:
-            raise RuntimeError(f"notebook 01: {bad['error']}")
+        res01 = run_all("nb01", NB01, ["".join(c["source"]) for c in nb01["cells"] if c["cell_type"] == "code"],
+                        "notebook 01")
         if "replay" not in res01[0]["text"]:
             raise RuntimeError(f"notebook 01's banner does not say replay: {res01[0]['text'][:200]!r}")
-
-        t = time.monotonic()
-        steps = lab_first_steps()
-        res09 = asyncio.run(run_notebook(LAB, steps))
-        out["lab_s"] = round(time.monotonic() - t, 2)
-        out["lab_cells"] = f"{sum(r['status'] == 'ok' for r in res09)}/{len(steps)}"
-        bad = next((r for r in res09 if r["status"] != "ok"), None)
-        if bad:
-            raise RuntimeError(f"the lab: {bad['error']}")
+        res09 = run_all("lab", LAB, lab_first_steps(), "the lab")
         checks = [res09[3]["text"], res09[5]["text"]]
         out["lab_checks"] = [re.sub(r"\s+", " ", c).strip()[:80] for c in checks]
         if not all("passed" in c.lower() for c in checks):
