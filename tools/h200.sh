@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the course does on the H200, in one command (for the device tool or any GPU machine).
-#   tools/h200.sh record compare bench sanitize sweep tests notebooks livecheck
+#   tools/h200.sh record compare bench sanitize sweep badinputs course tests notebooks livecheck
 # Writes logs and recordings under $OUT (default ./build/h200). Prints a short table last.
 set -uo pipefail
 OUT=${OUT:-build/h200}
@@ -17,6 +17,10 @@ for stage in "$@"; do
     sanitize) compute-sanitizer --tool memcheck --error-exitcode 3 $PY -m launchlab selftest 2>&1 | tail -25 | tee "$OUT/sanitize.log"
               compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 $PY tools/decode_sanitize.py 2>&1 | tail -5 | tee -a "$OUT/sanitize.log"
               compute-sanitizer --tool synccheck --error-exitcode 3 $PY tools/decode_sanitize.py 3 16384 2>&1 | tail -3 | tee -a "$OUT/sanitize.log" ;;
+    badinputs) $PY -m launchlab badinputs --docs 2>&1 | tee "$OUT/badinputs.log" | tail -3
+              mkdir -p "$OUT/data" && cp docs/bad_inputs.md data/reliability/bad_inputs.json "$OUT/data/" ;;
+    course)   $PY -m launchlab course --out "$OUT/course" 2>&1 | grep -v WARNING | tee "$OUT/course.log" | tail -13
+              mkdir -p "$OUT/data" && cp data/course/live.json "$OUT/data/" ;;
     sweep)    $PY tools/sanitize_sweep.py --out "$OUT/sanitizer" 2>&1 | tee "$OUT/sweep.log" | tail -12 ;;
     tests)    $PY -m pytest -q tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
