@@ -22,6 +22,7 @@ core -- the machine and how the course measures it
     dumps         per-position arrays as raw bytes with a header; cmp compares two dumps byte for byte
     diagnosis     starvation, contention or a real bound, from floor, time and spread
     progress      a progress bar for long live measurements (a line on stderr outside Jupyter)
+    reuse         a live measurement kept for the later notebooks of a session on the same GPU (if all matches)
     door          one door per section: measure() live, data() live-or-recorded, recorded()
 
 sections -- one module per lecture idea; each owns a Door with measure(), data(), recorded(), headline()
@@ -67,7 +68,7 @@ __version__ = "0.1.0"
 
 LAYERS = {
     "core": ("mode", "hardware", "occupancy", "launch", "pdl", "kernels", "timing", "timeline", "profile", "sharing", "gates",
-             "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "door"),
+             "recordings", "provenance", "floatbits", "dumps", "diagnosis", "progress", "reuse", "door"),
     "sections": ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "frontier", "kda",
                  "splits", "mla", "derive", "reassociation", "fmatrap", "decode", "stepprofile", "onebinary", "identity", "audit",
                  "lab", "pdlchain", "accuracy"),

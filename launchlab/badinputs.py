@@ -267,7 +267,7 @@ CASES: list[Case] = [
          lambda: accuracy.agreement([0], np.zeros(5, np.float32), np.zeros(5, np.float32)), ValueError,
          r"\(positions, vocab\)", lambda: accuracy.agreement([0], np.zeros((1, 5)), np.zeros((1, 5))).kl == [0.0]),
     Case("launch path", "a Python int as a kernel argument", lambda: pdl.marshal((7168,)), pdl.PDLError,
-         r"NumPy scalars \(np\.int32", lambda: len(pdl.marshal((np.int32(7168),))[0]) == 1),
+         r"NumPy scalars \(np\.int32", lambda: pdl.marshal((np.int32(7168),))[1] == 1 and pdl.words(1) == [7168]),
     # on a GPU: arrays handed to the launchers
     Case("RMS norm", "NumPy arrays handed to the live launcher", _gpu_numpy_to_norm, E, r"cupy\.asarray",
          _gpu_norm_ok, gpu=True),

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import hardware, mode
+from . import hardware, mode, reuse
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -105,18 +105,22 @@ def build(out: str = "build/course", report: bool = True) -> int:
     outdir.mkdir(parents=True, exist_ok=True)
     m = "live" if mode.is_live() else "replay"
     ok, rows = True, []
+    if m == "live":     # a fresh session: notebooks reuse what an earlier notebook of this run measured, no more
+        import tempfile
+        os.environ["LAUNCHLAB_LIVE_DIR"] = tempfile.mkdtemp(prefix="launchlab-live-")
     start = time.perf_counter()
     for nb_path in notebooks():
         t0 = time.perf_counter()
         try:
             nb = execute(nb_path)
+            static_previews(nb)
+            html, _ = HTMLExporter().from_notebook_node(nb)
         except Exception as e:  # report and continue with the others
             ok = False
             print(f"FAILED {nb_path.name}: {type(e).__name__}: {str(e)[:400]}", file=sys.stderr)
-            rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": False})
+            rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": False,
+                         "error": f"{type(e).__name__}: {str(e)[:400]}"})
             continue
-        static_previews(nb)
-        html, _ = HTMLExporter().from_notebook_node(nb)
         (outdir / (nb_path.stem + ".html")).write_text(html)
         rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": True,
                      "figures": figures(nb), "html": nb_path.stem + ".html"})
@@ -126,7 +130,11 @@ def build(out: str = "build/course", report: bool = True) -> int:
     within = total <= LIMITS_S[m]
     print(f"the whole course, {m}: {len(rows)} notebooks in {total:.1f} s on {os.cpu_count()} CPUs "
           f"(limit {LIMITS_S[m]} s: {'within' if within else 'OVER'})")
+    (outdir / "mode.txt").write_text(m + "\n")
     (outdir / "figures.json").write_text(json.dumps({r["html"]: r["figures"] for r in rows if r["ok"]}, indent=1))
+    doors = reuse.logged() if m == "live" else []
+    for d in sorted(doors, key=lambda d: -d["seconds"])[:12]:
+        print(f"   {d['seconds']:7.1f} s  {'reused   ' if d['reused'] else 'measured '} {d['door']}")
     if report:
         REPORT_DIR.mkdir(parents=True, exist_ok=True)
         machine = {"cpus": os.cpu_count()}
@@ -134,6 +142,7 @@ def build(out: str = "build/course", report: bool = True) -> int:
             machine["gpu"] = hardware.from_device().name
         (REPORT_DIR / f"{m}.json").write_text(json.dumps(
             {"mode": m, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "seconds": total,
-             "limit_seconds": LIMITS_S[m], "within_limit": within, "machine": machine, "notebooks": rows},
+             "limit_seconds": LIMITS_S[m], "within_limit": within, "machine": machine, "notebooks": rows,
+             **({"doors": doors} if doors else {})},
             indent=1) + "\n")
     return 0 if ok and within else 1

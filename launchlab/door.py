@@ -3,7 +3,8 @@
 A section module (bandwidth, waves, rmsnorm, kda, ...) owns a Door and exposes three calls:
 
     measure()    live: run the section's measurements now and return its typed result
-    data()       what the notebook shows: live -> measure() (once per process, then cached);
+    data()       what the notebook shows: live -> measure() (once per process, then cached; a later notebook
+                 of the session reuses it: launchlab.reuse);
                  replay -> the H200 recording, decoded into the same typed result
     recorded()   the recording, whatever the mode (the summary and the tests read this)
 
@@ -16,10 +17,11 @@ staircases): each door's `dump` writes its own keys of the recording's data and 
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Generic, TypeVar
 
-from . import mode, recordings
+from . import mode, recordings, reuse
 
 T = TypeVar("T")
 
@@ -39,11 +41,21 @@ class Door(Generic[T]):
         return mode.is_live()
 
     def data(self, refresh: bool = False) -> T:
-        """Live: measured now (cached for the process; refresh=True measures again). Replay: the recording."""
+        """Live: measured now (cached for the process, and reused by a later notebook of the session on this
+        GPU while kernels, code and gates match: launchlab.reuse; refresh=True measures again). Replay: the
+        recording."""
         if not self.live:
             return self.recorded()
         if self._cache is None or refresh:
-            self._cache = self.measure()
+            hit = None if refresh else reuse.load(self)
+            t0 = time.perf_counter()
+            if hit is not None:
+                self._cache = self.parse(hit.data, f"live, {hit.note}")
+                print(f"{self.name}: {hit.note}")
+            else:
+                self._cache = self.measure()
+                reuse.save(self, self._cache)
+            reuse.log(self, time.perf_counter() - t0, reused=hit is not None)
         return self._cache
 
     def recorded(self, data_dir=None) -> T:

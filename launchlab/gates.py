@@ -33,12 +33,14 @@ class Gate:
 
 
 GATES: dict[str, Gate] = {}
+_valid: dict[tuple[str, str], str] = {}          # (variable, raw value) -> its checked value (see value())
 
 
 def register(gate: Gate) -> Gate:
     if gate.default not in gate.choices or gate.baseline not in gate.choices:
         raise GateError(f"{gate.env}: default and baseline must be among {gate.choices}")
     GATES[gate.name] = gate
+    _valid.clear()
     return gate
 
 
@@ -48,10 +50,13 @@ def value(name: str) -> str:
     raw = os.environ.get(g.env)
     if raw is None or raw == "":
         return g.default
-    raw = raw.strip()
-    if raw not in g.choices:
-        raise GateError(f"{g.env}={raw!r} is not one of {', '.join(g.choices)} ({g.doc})")
-    return raw
+    v = _valid.get((g.env, raw))         # a decode step asks ~7,000 times: each setting is checked once
+    if v is None:
+        v = raw.strip()
+        if v not in g.choices:
+            raise GateError(f"{g.env}={raw.strip()!r} is not one of {', '.join(g.choices)} ({g.doc})")
+        _valid[(g.env, raw)] = v
+    return v
 
 
 def restore_set() -> str:

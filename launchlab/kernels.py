@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -347,6 +348,7 @@ class Kernel:
         self.smem_static = int(a["shared_size_bytes"])
         self.max_threads_per_block = int(a["max_threads_per_block"])
         self._dyn_optin = int(a["max_dynamic_shared_size_bytes"])
+        self._checked: dict[tuple, launch.Geometry] = {}   # (grid, block, smem) of plain ints -> its geometry
 
     def __repr__(self) -> str:
         return (f"Kernel({self.family}:{self.expr}, {self.registers} regs, {self.smem_static} B static smem, "
@@ -367,9 +369,13 @@ class Kernel:
                     f"{self.expr}: argument {i} is a NumPy array ({a.dtype}, shape {a.shape}), which lives in host "
                     f"memory; a kernel reads device memory -- pass cupy.asarray(x) (and a NumPy scalar such as "
                     f"np.int32(n) for a scalar)")
-        s = spec or _live_spec()
-        geo = launch.check(grid, block, smem, static_smem=self.smem_static, regs=self.registers,
-                           max_threads=self.max_threads_per_block, gpu=s)
+        key = (grid, block, smem) if spec is None and _plain(grid) and _plain(block) and type(smem) is int else None
+        geo = self._checked.get(key) if key is not None else None
+        if geo is None:
+            geo = launch.check(grid, block, smem, static_smem=self.smem_static, regs=self.registers,
+                               max_threads=self.max_threads_per_block, gpu=spec or _live_spec())
+            if key is not None and len(self._checked) < 4096:
+                self._checked[key] = geo      # a geometry that passed once passes again: the check is pure
         if smem > self._dyn_optin:
             self.raw.max_dynamic_shared_size_bytes = smem
             self._dyn_optin = smem
@@ -383,6 +389,11 @@ class Kernel:
             with stream:
                 self.raw(geo.grid, geo.block, args, shared_mem=smem)
         return geo
+
+
+def _plain(x) -> bool:
+    """An int, or a tuple of ints (not bools, not NumPy scalars): a geometry whose check can be remembered."""
+    return type(x) is int or (type(x) is tuple and all(type(v) is int for v in x))
 
 
 @lru_cache(maxsize=1)
@@ -405,6 +416,21 @@ def _stamp(family: str) -> tuple:
     if cached is None or cached[0] != main_mtime:
         cached = _files_cache[family] = (main_mtime, files(family))
     return tuple((p.name, st.st_mtime_ns, st.st_size) for p in cached[1] for st in [p.stat()])
+
+
+# A decode step asks for ~1,700 kernels: stat-ing every source file at each would cost more host time than
+# the launch itself. The files are looked at again once this many seconds have passed for the family, so an
+# edited kernel is still picked up at the next launch after a save.
+RESTAT_S = 0.5
+_stamps: dict[str, tuple[float, tuple]] = {}
+
+
+def _current_stamp(family: str) -> tuple:
+    now = time.monotonic()
+    seen = _stamps.get(family)
+    if seen is None or now - seen[0] > RESTAT_S:
+        seen = _stamps[family] = (now, _stamp(family))
+    return seen[1]
 
 
 def module(family: str, defines: tuple[str, ...] = ()):
@@ -438,7 +464,7 @@ def resources(family: str, expr: str) -> tuple[int, int]:
 
 def kernel(family: str, expr: str) -> Kernel:
     """A launchable kernel, reloaded only when its source files change."""
-    key = (family, expr, _stamp(family))
+    key = (family, expr, _current_stamp(family))
     k = _kernels.get(key)
     if k is None:
         k = _kernels[key] = Kernel(family, expr, module(family).get_function(expr))

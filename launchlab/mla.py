@@ -14,6 +14,7 @@ the kernel's conversion does, `from_bf16` widens exactly, and the reference work
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -163,6 +164,18 @@ def plan(batch: int, n_head: int, ctx: int, floor: str | None = None, pipeline: 
     pipeline = gates.value("MLA_PIPELINE") if pipeline is None else pipeline
     if pipeline not in BODIES:
         raise MLAError(f"pipeline must be one of {', '.join(BODIES)}, got {pipeline!r}")
+    regs = _registers(BODIES[pipeline][0])
+    key = (batch, n_head, ctx, floor, pipeline, n_splits, slice_tokens, resident, gpu, regs)
+    if all(type(v) is int for v in (batch, n_head, ctx)) and all(v is None or type(v) is int
+                                                                 for v in (n_splits, slice_tokens, resident)) \
+            and type(gpu) is str:
+        return _plan(*key)            # a decode step plans every MLA layer again: the same answer, remembered
+    return _plan.__wrapped__(*key)    # anything else (a NumPy int, a bool, a GPU spec object) is checked afresh
+
+
+@lru_cache(maxsize=4096)
+def _plan(batch, n_head, ctx, floor, pipeline, n_splits, slice_tokens, resident, gpu, regs) -> Plan:
+    """plan()'s arithmetic, a pure function of its arguments (the gates and the kernel's registers resolved)."""
     try:
         if n_splits is not None or slice_tokens is not None:
             sp = splits.forced(ctx, n_head, batch, splits=n_splits, slice_tokens=slice_tokens, gpu=gpu)
@@ -172,12 +185,10 @@ def plan(batch: int, n_head: int, ctx: int, floor: str | None = None, pipeline: 
         raise MLAError(str(e)) from None
     smem = smem_bytes(pipeline)
     if resident is not None:
-        if resident not in (1, 2) or resident > occupancy.occupancy(BLOCK, _registers(BODIES[pipeline][0]),
-                                                                     smem_bytes(pipeline), gpu).blocks_per_sm:
+        if resident not in (1, 2) or resident > occupancy.occupancy(BLOCK, regs, smem_bytes(pipeline), gpu).blocks_per_sm:
             raise MLAError(f"resident must be 1 or 2 blocks per SM, and at most what body {pipeline!r} allows; "
                            f"got {resident!r}")
         smem = max(smem, smem_for_residency(resident, gpu))
-    regs = _registers(BODIES[pipeline][0])
     occ = occupancy.occupancy(BLOCK, regs, smem, gpu)
     if resident is not None and occ.blocks_per_sm != resident:
         raise MLAError(f"padding shared memory to {smem} B gives {occ.blocks_per_sm} blocks/SM, not {resident}")

@@ -35,9 +35,13 @@ from . import gates, mode
 
 FAMILIES = gates.GATES["PDL_OPT_OUT"].choices[1:]      # the kernel families of the decode chain
 
-_CTYPES = {np.dtype(np.int32): ctypes.c_int32, np.dtype(np.uint32): ctypes.c_uint32,
-           np.dtype(np.int64): ctypes.c_int64, np.dtype(np.uint64): ctypes.c_uint64,
-           np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+# A scalar argument's bits in a 64-bit parameter slot (the driver copies the parameter's own size from the slot's
+# address: the low bytes, little-endian), by its NumPy dtype.
+_MASK32, _MASK64 = (1 << 32) - 1, (1 << 64) - 1
+_BITS = {np.dtype(np.int32): lambda a: int(a) & _MASK32, np.dtype(np.uint32): int,
+         np.dtype(np.int64): lambda a: int(a) & _MASK64, np.dtype(np.uint64): int,
+         np.dtype(np.float32): lambda a: int(a.view(np.uint32)), np.dtype(np.float64): lambda a: int(a.view(np.uint64))}
+MAX_PARAMS = 64
 
 # Test only (kernels/pdl.cuh): kernels.module("rms_norm", defines=(MISPLACED_DEFINE,)) is a separate build whose
 # norms read x before they wait, with pdl_slow_writer to precede them. Never the course's build or a recording.
@@ -75,20 +79,46 @@ def attribute_for(family: str) -> bool | None:
 
 
 # ------------------------------------------------------------------ the launch
-def marshal(args) -> tuple[ctypes.Array, list]:
-    """(void** kernelParams, the ctypes objects that must outlive the launch) for CuPy arrays (device pointers)
-    and NumPy scalars (by their dtype). Anything else is refused before the launch."""
-    keep = []
+_slots = threading.local()
+
+
+def _buffers():
+    """This thread's parameter slots and the void* array that points at them (built once, reused by every
+    launch: the driver copies the parameters when the launch is made, or when a graph node is captured)."""
+    b = getattr(_slots, "b", None)
+    if b is None:
+        words = (ctypes.c_uint64 * MAX_PARAMS)()
+        base = ctypes.addressof(words)
+        b = _slots.b = (words, (ctypes.c_void_p * MAX_PARAMS)(*[base + 8 * i for i in range(MAX_PARAMS)]))
+    return b
+
+
+def marshal(args) -> tuple[ctypes.Array, int]:
+    """Write the kernel's parameters into this thread's slots: (void** kernelParams, how many). CuPy arrays
+    become their device pointers, NumPy scalars their bits (by dtype). Anything else is refused before the
+    launch."""
+    if len(args) > MAX_PARAMS:
+        raise PDLError(f"{len(args)} kernel parameters; the launch path takes at most {MAX_PARAMS}")
+    words, params = _buffers()
     for i, a in enumerate(args):
-        if hasattr(a, "data") and hasattr(a.data, "ptr") and not isinstance(a, np.ndarray):
-            keep.append(ctypes.c_void_p(int(a.data.ptr)))
-        elif isinstance(a, np.generic) and a.dtype in _CTYPES:
-            keep.append(_CTYPES[a.dtype](a.item()))
-        else:
-            raise PDLError(f"argument {i}: {type(a).__name__} -- pass CuPy arrays and NumPy scalars "
-                           f"(np.int32, np.float32, ...), as the kernel's C signature expects")
-    params = (ctypes.c_void_p * len(keep))(*[ctypes.cast(ctypes.pointer(k), ctypes.c_void_p) for k in keep])
-    return params, keep
+        if isinstance(a, np.generic):
+            bits = _BITS.get(a.dtype)
+            if bits is not None:
+                words[i] = bits(a)
+                continue
+        elif not isinstance(a, np.ndarray):
+            ptr = getattr(getattr(a, "data", None), "ptr", None)
+            if ptr is not None:
+                words[i] = int(ptr)
+                continue
+        raise PDLError(f"argument {i}: {type(a).__name__} -- pass CuPy arrays and NumPy scalars "
+                       f"(np.int32, np.float32, ...), as the kernel's C signature expects")
+    return params, len(args)
+
+
+def words(n: int) -> list[int]:
+    """The first n parameter slots as written by the last marshal on this thread (what the driver will read)."""
+    return list(_buffers()[0][:n])
 
 
 def _dims(x) -> tuple[int, int, int]:
@@ -112,6 +142,31 @@ def _attr_list(pdl: bool) -> list:
     return _attrs[pdl]
 
 
+# A decode step makes ~1,700 launches from a handful of geometries: the driver's config objects are built once
+# per (grid, block, shared memory, stream, attribute) and the function handle once per kernel, not per launch.
+_configs: dict[tuple, object] = {}
+_functions: dict[int, object] = {}
+
+
+def _config(grid, block, smem: int, stream_ptr: int, pdl: bool):
+    key = (grid, block, smem, stream_ptr, pdl)
+    cfg = _configs.get(key)
+    if cfg is None:
+        from cuda.bindings import driver as drv
+        cfg = drv.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = _dims(grid)
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = _dims(block)
+        cfg.sharedMemBytes = int(smem)
+        cfg.hStream = drv.CUstream(stream_ptr)
+        attrs = _attr_list(pdl)
+        cfg.attrs = attrs
+        cfg.numAttrs = len(attrs)
+        if len(_configs) > 4096:
+            _configs.clear()
+        _configs[key] = cfg
+    return cfg
+
+
 def launch(raw, grid, block, args, smem: int = 0, stream=None, pdl: bool = True) -> None:
     """Launch CuPy RawKernel `raw` through cuLaunchKernelEx on `stream` (default: the current one), with the
     programmatic-stream-serialization attribute when `pdl`. The geometry is the caller's to check
@@ -119,17 +174,13 @@ def launch(raw, grid, block, args, smem: int = 0, stream=None, pdl: bool = True)
     mode.require_live("a launch on the decode chain's path")
     import cupy as cp
     from cuda.bindings import driver as drv
-    params, keep = marshal(args)          # refuses bad arguments before anything reaches the driver
+    params, _ = marshal(args)             # refuses bad arguments before anything reaches the driver
     stream = stream or cp.cuda.get_current_stream()
-    cfg = drv.CUlaunchConfig()
-    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = _dims(grid)
-    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = _dims(block)
-    cfg.sharedMemBytes = int(smem)
-    cfg.hStream = drv.CUstream(stream.ptr)
-    attrs = _attr_list(bool(pdl))
-    cfg.attrs = attrs
-    cfg.numAttrs = len(attrs)
-    err, = drv.cuLaunchKernelEx(cfg, drv.CUfunction(raw.kernel.ptr), ctypes.addressof(params), 0)
-    del keep
+    cfg = _config(grid, block, int(smem), stream.ptr, bool(pdl))
+    ptr = raw.kernel.ptr
+    fn = _functions.get(ptr)
+    if fn is None:
+        fn = _functions[ptr] = drv.CUfunction(ptr)
+    err, = drv.cuLaunchKernelEx(cfg, fn, ctypes.addressof(params), 0)
     if err != drv.CUresult.CUDA_SUCCESS:
         raise PDLError(f"cuLaunchKernelEx: {err}")

@@ -66,6 +66,7 @@ def headline(r: dict) -> dict:
         c = r.get(f"course_{m}")
         if c:
             out[f"course_{m}_seconds"] = c["seconds"]
+            out[f"course_{m}_within_limit"] = c["seconds"] <= c["limit_seconds"]
             html = c.get("html_in_chromium")
             if html is not None:
                 out[f"course_{m}_figures_in_chromium"] = sum(x["decoded"] for x in html)
@@ -77,6 +78,46 @@ def headline(r: dict) -> dict:
         out["bad_inputs_run"] = b["ran"]
     w = r.get("sweep")
     if w:
-        out["sanitizer_errors"] = sum(x["in_course_kernels"] for x in w["runs"])
-        out["sanitizer_reports_in_libraries"] = sum(x["in_libraries"] for x in w["runs"])
+        out.update(sanitizer(w["runs"]))
     return out
+
+
+def _complete(run: dict) -> bool:
+    """A run that reached its summary and whose program printed what it prints without a sanitizer."""
+    return run["errors"] is not None and run.get("output_as_without_sanitizer", False)
+
+
+def sanitizer(runs: list[dict]) -> dict:
+    """The sweep's verdict on the course's kernels. Each (program, tool) pair is decided by one run: the run
+    with the libraries uninstrumented if it completed, else the full run if it completed and printed every
+    report it counted (each one then attributed to a kernel). sanitizer_errors is the course kernels' reports
+    summed over the pairs, or None while any pair is undecided; the runs that failed are counted either way
+    (sanitizer_failures names them)."""
+    pairs: dict[tuple, list[dict]] = {}
+    for x in runs:
+        pairs.setdefault((x["target"], x["tool"]), []).append(x)
+    errors, outside, undecided = 0, 0, []
+    for (target, tool), rs in pairs.items():
+        course_only = [x for x in rs if not x.get("libraries_instrumented", True) and _complete(x)]
+        full = [x for x in rs if x.get("libraries_instrumented", True) and _complete(x)
+                and x.get("not_printed", 0) == 0]
+        deciding = (course_only or full or [None])[0]
+        if deciding is None:
+            undecided.append(f"{target} {tool}")
+            continue
+        errors += deciding["in_course_kernels"]
+        if deciding["in_course_kernels"] == 0:
+            outside += max((x["errors"] for x in rs if x.get("libraries_instrumented", True) and _complete(x)),
+                           default=0)
+    out = {"sanitizer_errors": None if undecided else errors, "sanitizer_runs": len(runs),
+           "sanitizer_reports_outside_course_kernels": outside}
+    if undecided:
+        out["sanitizer_undecided"] = len(undecided)
+    out["sanitizer_runs_failed"] = sum(not _complete(x) for x in runs)
+    return out
+
+
+def sanitizer_failures(runs: list[dict]) -> list[str]:
+    """The runs that died or printed something other than the program does without a sanitizer, by name."""
+    return [f"{x['target']} {x['tool']}{'' if x.get('libraries_instrumented', True) else ' (libraries uninstrumented)'}"
+            for x in runs if not _complete(x)]

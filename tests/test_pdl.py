@@ -1,6 +1,7 @@
 """The decode chain's launch path (launchlab.pdl): where every chain kernel waits, read from its SASS (any
 machine); PDL launches byte-identical to plain ones, a misplaced wait caught by a byte compare, the step's
 arms identical (tests marked gpu)."""
+import ctypes
 import re
 
 import numpy as np
@@ -74,8 +75,15 @@ def test_bad_gate_values_and_arguments_are_refused_before_a_launch(monkeypatch):
         pdl.marshal((np.int32(3), np.zeros(4, np.float32)))
     with pytest.raises(pdl.PDLError, match="argument 0: int"):
         pdl.marshal((3,))
-    params, keep = pdl.marshal((np.int32(7), np.float32(1.5), np.uint64(0)))
-    assert len(params) == 3 and keep[0].value == 7 and keep[1].value == 1.5
+    params, n = pdl.marshal((np.int32(-7), np.float32(1.5), np.uint64(2 ** 63 + 5), np.float64(-2.0), np.int64(-1)))
+    w = pdl.words(n)
+    assert n == 5 and w[0] & 0xFFFFFFFF == np.int32(-7).view(np.uint32) and w[1] == np.float32(1.5).view(np.uint32)
+    assert w[2] == 2 ** 63 + 5 and w[3] == np.float64(-2.0).view(np.uint64) and w[4] == 2 ** 64 - 1
+    # each void* points at its own 8-byte slot: what the driver dereferences, reading the parameter's size
+    assert [params[i] - params[0] for i in range(n)] == [0, 8, 16, 24, 32]
+    assert (ctypes.c_int32.from_address(params[0]).value, ctypes.c_float.from_address(params[1]).value) == (-7, 1.5)
+    with pytest.raises(pdl.PDLError, match="at most 64"):
+        pdl.marshal((np.int32(0),) * 65)
 
 
 # ------------------------------------------------------------------ on a GPU

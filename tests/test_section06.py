@@ -94,10 +94,12 @@ def test_bench_marginal_arithmetic():
     assert statistics.median(b.arm("B")) == pytest.approx(10.9375)
 
 
-@pytest.mark.parametrize("tool", ["memcheck", "synccheck"])
+@pytest.mark.parametrize("tool", ["memcheck", "sweep_decode_memcheck", "sweep_decode_synccheck"])
 def test_the_recorded_sanitizer_runs_over_a_decode_token_are_clean(tool):
     from pathlib import Path
-    log = (Path(__file__).resolve().parent.parent / "data" / "sanitizer" / f"decode_{tool}.txt").read_text()
+    name = tool if tool.startswith("sweep_") else f"decode_{tool}"
+    log = (Path(__file__).resolve().parent.parent / "data" / "sanitizer" / f"{name}.txt").read_text()
+    tool = tool.rsplit("_", 1)[-1]
     assert log.startswith(f"# compute-sanitizer --tool {tool}") and "H200" in log.splitlines()[0]
     assert "ERROR SUMMARY: 0 errors" in log
     assert sum(f"{p}: " in log and "RMS norms" in log for p in ("main", "fixed")) == 2

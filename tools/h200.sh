@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Everything the course does on the H200, in one command (for the device tool or any GPU machine).
-#   tools/h200.sh record compare bench sanitize sweep badinputs course tests notebooks livecheck
+#   tools/h200.sh record compare bench sanitize sweep badinputs course profile tests notebooks livecheck
 # Writes logs and recordings under $OUT (default ./build/h200). Prints a short table last.
 set -uo pipefail
 OUT=${OUT:-build/h200}
 mkdir -p "$OUT/rec"
 export PYTHONUNBUFFERED=1
 PY=${PY:-python3}
+# packages installed with pip --target (the device's carried wheels) keep nbconvert's templates under
+# <target>/share/jupyter, where Jupyter looks only when told
+for d in ${PYTHONPATH//:/ }; do [ -d "$d/share/jupyter" ] && export JUPYTER_PATH="$d/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"; done
 status=()
 for stage in "$@"; do
   t0=$(date +%s)
@@ -21,7 +24,8 @@ for stage in "$@"; do
               mkdir -p "$OUT/data" && cp docs/bad_inputs.md data/reliability/bad_inputs.json "$OUT/data/" ;;
     course)   $PY -m launchlab course --out "$OUT/course" 2>&1 | grep -v WARNING | tee "$OUT/course.log" | tail -13
               mkdir -p "$OUT/data" && cp data/course/live.json "$OUT/data/" ;;
-    sweep)    $PY tools/sanitize_sweep.py --out "$OUT/sanitizer" 2>&1 | tee "$OUT/sweep.log" | tail -12 ;;
+    sweep)    $PY tools/sanitize_sweep.py --out "$OUT/sanitizer" --jobs 8 --timeout 300 2>&1 | tee "$OUT/sweep.log" | tail -12 ;;
+    profile)  $PY tools/live_profile.py --out "$OUT" --deadline 400 2>&1 | grep -v WARNING | tee "$OUT/live_profile.log" ;;
     tests)    $PY -m pytest -q tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
     livecheck) $PY tools/live_check.py notebooks/[0-9][0-9]_*.ipynb 2>&1 | grep -v WARNING | tee "$OUT/livecheck.log" ;;

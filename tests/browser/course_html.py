@@ -1,6 +1,6 @@
 """`make course`'s HTML, opened in Chromium as the browser test does, and screenshotted: every figure present.
 
-    python tests/browser/course_html.py [build/course]
+    python tests/browser/course_html.py [build/course] [--mode live|replay]
 
 For each page `launchlab.course.build` wrote: open it from disk in Debian's Chromium (Playwright with
 executable_path; never `playwright install`), wait for every image to finish loading, count the output images
@@ -22,8 +22,15 @@ REPORT_DIR = ROOT / "data" / "course"
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    mode = None
+    if "--mode" in argv:                     # pages built before course.build wrote mode.txt beside them
+        i = argv.index("--mode")
+        mode = argv[i + 1]
+        del argv[i:i + 2]
     out = (Path(argv[0]) if argv else ROOT / "build" / "course").resolve()
+    if mode is None and (out / "mode.txt").exists():
+        mode = (out / "mode.txt").read_text().strip()
     want = json.loads((out / "figures.json").read_text())
     screens = out / "screens"
     screens.mkdir(exist_ok=True)
@@ -50,7 +57,7 @@ def main(argv=None) -> int:
             print(f"{html:<44} figures {n:>2}  images {len(imgs):>2}  decoded {decoded:>2}  "
                   f"{'ok' if good else 'MISSING'}  -> {shot.relative_to(ROOT)}")
         browser.close()
-    for f in REPORT_DIR.glob("*.json"):                      # beside the timing of the run that wrote the pages
+    for f in REPORT_DIR.glob(f"{mode}.json" if mode else "*.json"):   # beside the timing of the run that wrote them
         r = json.loads(f.read_text())
         if {x.get("html") for x in r.get("notebooks", [])} == set(want):
             r["html_in_chromium"] = rows
