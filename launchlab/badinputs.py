@@ -359,6 +359,6 @@ def main(argv: list[str] | None = None) -> int:
     print(table(res))
     ran = [r for r in res if r.ran]
     bad = [r for r in ran if not r.ok]
-    print(f"\n{len(ran)} bad inputs run ({len(res) - len(ran)} need a GPU): {len(ran) - len(bad)} refused with the fix "
+    print(f"\n{len(ran)} bad inputs run ({len(res) - len(ran)} left for a GPU): {len(ran) - len(bad)} refused with the fix "
           f"named and the session working after; {len(bad)} not")
     return 1 if bad else 0
