@@ -12,7 +12,7 @@
   badinputs [--docs]         every bad input the reliability sweep knows, refused with the fix named (GPU ones live)
   selftest                   every kernel against its numpy reference, small inputs (live; one process,
                              so compute-sanitizer can run it whole)
-  bench [stream|rms|kda|mla|decode|pdl ...] ratios measured side by side in one run, ABBA where two arms compete (live)
+  bench [stream|rms|kda|mla|decode|pdl|host ...] ratios measured side by side in one run, ABBA where two arms compete (live)
   grade DIR [--out D] [--jobs N]  grade a folder of lab submissions (otter-grader) into grades.csv + feedback
   grade --benchmark N        grade N made-up submissions, timed: data/grading/report.json
   assign [--check]           regenerate notebooks/09 from lab_solutions/ with otter assign (--check: drift only)

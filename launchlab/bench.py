@@ -6,6 +6,7 @@
     python -m launchlab bench mla       # §4: hardcoded vs derived split floor ABBA; PyTorch beside them
     python -m launchlab bench decode    # §6: the full-depth decode step, `main` preset vs the fixed defaults
     python -m launchlab bench pdl       # §2/§6: 327-norm graphs with and without PDL, ABBA; the chain's gaps
+    python -m launchlab bench host      # the host's cost per launch: CuPy, checked, the chain path; the eager step
 
 Everything here needs a GPU (live mode).
 """
@@ -13,7 +14,10 @@ from __future__ import annotations
 
 import statistics
 
-from . import bandwidth, decode, derive, gates, kda, mla, mode, onebinary, pdlchain, rmsnorm, stepprofile, timing
+import numpy as np
+
+from . import (bandwidth, decode, derive, gates, kda, kernels, mla, mode, onebinary, pdl, pdlchain, rmsnorm, stepprofile,
+               timing)
 
 
 def bench_stream() -> None:
@@ -145,6 +149,63 @@ def bench_pdl() -> None:
     print(pdlchain.timeline_table(d))
 
 
+def bench_host(launches: int = 2000, reps: int = 5, ctx: int = onebinary.SHORT_CTX) -> None:
+    """What a launch costs the host (the eager decode step issues ~1,700 of them): CuPy's own call, the course's
+    checked launch, and the decode chain's cuLaunchKernelEx path with and without the PDL attribute, on one
+    tiny kernel, the arms interleaved rep by rep; then the eager step's host time against its graph replay."""
+    import time
+
+    import cupy as cp
+    n = 256
+    h, a = cp.zeros(n, cp.float32), cp.ones(n, cp.float32)
+    k = kernels.kernel(decode.FAMILY, "add_inplace")
+    args = (h, a, np.int32(n))
+
+    def cupy_call():
+        k.raw((1,), (n,), args)
+
+    def checked():
+        k.launch((1,), n, args)
+
+    def chain(attr):
+        def go():
+            with pdl.chain(), gates.setting(PDL=attr):
+                for _ in range(launches):
+                    k.launch((1,), n, args)
+        return go
+    arms = {"CuPy RawKernel call": lambda: [cupy_call() for _ in range(launches)],
+            "Kernel.launch (checked, CuPy)": lambda: [checked() for _ in range(launches)],
+            "chain path, PDL=0": chain("0"), "chain path, PDL=1": chain("1")}
+    per: dict[str, list[float]] = {name: [] for name in arms}
+    for name, fn in arms.items():             # warm: modules loaded, configs built
+        fn()
+    cp.cuda.Device().synchronize()
+    for _ in range(reps):
+        for name, fn in arms.items():
+            t0 = time.perf_counter()
+            fn()
+            per[name].append((time.perf_counter() - t0) / launches * 1e6)
+            cp.cuda.Device().synchronize()
+    base = statistics.median(per["CuPy RawKernel call"])
+    print(f"host time per launch, {launches} launches of a 1-block kernel per rep, {reps} reps interleaved (median)")
+    for name, xs in per.items():
+        print(f"  {name:<32} {statistics.median(xs):6.2f} us  ({statistics.median(xs) / base:4.2f}x CuPy's call; "
+              f"reps {min(xs):.2f}-{max(xs):.2f})")
+    m = decode.build(decode.Config(), ctx=ctx, extra=reps + 2)
+    nl = len(m.launches(ctx))
+    host = []
+    for i in range(reps):
+        cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        m.step(ctx + 1 + i)
+        host.append((time.perf_counter() - t0) * 1e3)
+    cp.cuda.Device().synchronize()
+    g = onebinary.eval_step(m, tokens=4, reps=3)
+    print(f"eager decode step, ctx {ctx:,}: {nl} launches, host {statistics.median(host):.1f} ms per step "
+          f"({statistics.median(host) / nl * 1e3:.1f} us per launch, cuBLAS's included); the same step from a CUDA "
+          f"graph {g.ms_per_token:.3f} ms per token (hot): eager is {statistics.median(host) / g.ms_per_token:.1f}x")
+
+
 def main(what) -> int:
     mode.require_live("benchmarks")
     for w in what or ["stream"]:
@@ -160,7 +221,9 @@ def main(what) -> int:
             bench_decode()
         elif w == "pdl":
             bench_pdl()
+        elif w == "host":
+            bench_host()
         else:
-            print(f"unknown benchmark {w!r}; known: stream, rms, kda, mla, decode, pdl")
+            print(f"unknown benchmark {w!r}; known: stream, rms, kda, mla, decode, pdl, host")
             return 2
     return 0

@@ -184,3 +184,9 @@ def test_headline_figures(rec):
     t = rec.times(7168)
     assert h["rms_speedup_7168"] == t.original.median / t.wide.median > 1.25
     assert h["rms_wide_byte_identical_all_widths"] is True and h["rms_fallbacks_byte_identical"] is True
+
+
+def test_many_rows_drawn_in_threads_are_the_rows_drawn_one_by_one():
+    many = rmsnorm.rows(11, 2048, 1500, start=7)
+    assert many.shape == (1500, 2048) and many.dtype == np.float32
+    assert np.array_equal(many, np.stack([rmsnorm.row(11, 2048, r) for r in range(7, 1507)]))

@@ -16,7 +16,7 @@ for stage in "$@"; do
   case $stage in
     record)   $PY -m launchlab record --out "$OUT/rec" 2>&1 | tee "$OUT/record.log" ;;
     compare)  $PY tools/compare_recordings.py "$OUT/rec" 2>&1 | tee "$OUT/compare.log" ;;
-    bench)    $PY -m launchlab bench stream rms kda mla decode pdl 2>&1 | tee "$OUT/bench.log" ;;
+    bench)    $PY -m launchlab bench stream rms kda mla decode pdl host 2>&1 | tee "$OUT/bench.log" ;;
     sanitize) compute-sanitizer --tool memcheck --error-exitcode 3 $PY -m launchlab selftest 2>&1 | tail -25 | tee "$OUT/sanitize.log"
               compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 $PY tools/decode_sanitize.py 2>&1 | tail -5 | tee -a "$OUT/sanitize.log"
               compute-sanitizer --tool synccheck --error-exitcode 3 $PY tools/decode_sanitize.py 3 16384 2>&1 | tail -3 | tee -a "$OUT/sanitize.log" ;;
