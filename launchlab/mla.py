@@ -38,9 +38,14 @@ class MLAError(launch.LaunchError):
 
 # ------------------------------------------------------------------ bf16 bits
 def to_bf16(x) -> np.ndarray:
-    """float32 -> bf16 bits, round to nearest even (finite inputs)."""
-    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    """float32 -> bf16 bits, round to nearest even (finite inputs). In uint32, in place: the largest finite
+    float's bits plus the rounding increment stay below 2^32 (0xFF7FFFFF + 0x8000), so nothing wraps."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    r = (u >> 16) & 1
+    r += u
+    r += 0x7FFF
+    r >>= 16
+    return r.astype(np.uint16)
 
 
 def from_bf16(b) -> np.ndarray:

@@ -15,6 +15,11 @@ def test_bf16_round_trip_and_round_to_nearest_even():
     assert mla.from_bf16(b)[4] == 1.0                     # a tie rounds to even (down)
     assert mla.from_bf16(b)[5] == 1 + 2 ** -6             # a tie rounds to even (up)
     assert np.array_equal(mla.to_bf16(mla.from_bf16(b)), b)
+    # the largest finite floats round without wrapping, as the widened (uint64) arithmetic does
+    big = np.array([np.finfo(np.float32).max, -np.finfo(np.float32).max, 3.3895314e38, -1e-45], np.float32)
+    u = big.view(np.uint32).astype(np.uint64)
+    assert np.array_equal(mla.to_bf16(big), ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16))
+    assert mla.to_bf16(x).base is None or not np.shares_memory(mla.to_bf16(x), x)    # the input is left alone
 
 
 def test_reference_is_a_softmax_average_of_the_latent():
