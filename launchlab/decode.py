@@ -368,6 +368,21 @@ class Model:
         if self.snapshots is not None and name in self.snapshots:
             self.snapshots[name] = x.reshape(-1).copy()       # a device-to-device copy, not a kernel launch
 
+    def save(self) -> dict:
+        """What the steps change that a later step reads: every KDA layer's state and the next token. (An MLA
+        cache row is written by the step at its position before anything reads it.)"""
+        return {"kda": {i: st.copy() for i, st in self.state["kda"].items()}, "token": self.buf["token"].copy()}
+
+    def restore(self, saved: dict) -> None:
+        """Back to what save() kept, with every step buffer as build() leaves it (zeros): a second arm then
+        decodes from exactly the state a fresh build would give it, without building again."""
+        for i, st in saved["kda"].items():
+            self.state["kda"][i][...] = st
+        for name, b in self.buf.items():
+            if name != "kscratch":                     # build() leaves it uninitialized; every step writes it first
+                b.fill(0)
+        self.buf["token"][...] = saved["token"]
+
     def launches(self, pos: int) -> list[Launch]:
         """The launches of one step at `pos`, in order (runs the step once)."""
         self.log = []

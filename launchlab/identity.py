@@ -53,25 +53,28 @@ class Case:
         return self.per_array.get("logits", 0) == 0
 
 
-def _arm_dump(cfg: "decode.Config", ctx: int, arm: dict, positions: int, layers: tuple[int, ...], path: Path):
-    import cupy as cp
-    m = decode.build(cfg, ctx=ctx, extra=positions)
+def _arm_dump(m: "decode.Model", arm: dict, positions: int, layers: tuple[int, ...], path: Path):
     with gates.setting(**arm):
-        m.dump(path, list(range(ctx, ctx + positions)), layers)
-    del m
-    cp.get_default_memory_pool().free_all_blocks()
+        m.dump(path, list(range(m.ctx, m.ctx + positions)), layers)
     return dumps.load(path)
 
 
 def compare(name: str, ctx: int, arm_a: dict, arm_b: dict, cfg: "decode.Config | None" = None,
             positions: int = 4, layers: tuple[int, ...] | None = None) -> Case:
-    """Two arms from identical builds, dumped (`layers`: every layer unless given) and compared byte for byte."""
+    """Two arms from the same build (the second restored to the state the build left: Model.save / restore),
+    dumped (`layers`: every layer unless given) and compared byte for byte."""
     mode.require_live("dumping the decode step")
+    import cupy as cp
     cfg = cfg or decode.Config()
     layers = tuple(range(cfg.layers)) if layers is None else layers
+    m = decode.build(cfg, ctx=ctx, extra=positions)
+    fresh = m.save()
     with tempfile.TemporaryDirectory() as d:
-        da = _arm_dump(cfg, ctx, arm_a, positions, layers, Path(d) / "a.dump")
-        db = _arm_dump(cfg, ctx, arm_b, positions, layers, Path(d) / "b.dump")
+        da = _arm_dump(m, arm_a, positions, layers, Path(d) / "a.dump")
+        m.restore(fresh)
+        db = _arm_dump(m, arm_b, positions, layers, Path(d) / "b.dump")
+        del m, fresh
+        cp.get_default_memory_pool().free_all_blocks()
         c = dumps.cmp(da, db)
         per_pos = {}
         if not c.identical:

@@ -154,6 +154,27 @@ def test_two_builds_from_one_seed_decode_the_same_bytes_and_the_graph_runs(cp, t
     assert all(0 < x < 100 for x in ms)
 
 
+@pytest.mark.gpu
+@live
+def test_a_restored_model_decodes_the_bytes_of_a_fresh_build(cp, tmp_path):
+    """identity.compare dumps its second arm from the first arm's build, restored (Model.save / restore): the
+    bytes must be a fresh build's, under an arm whose kernels differ too."""
+    from launchlab import dumps, gates
+    cfg = decode.Config(layers=3)
+    m = decode.build(cfg, ctx=300, extra=4)
+    saved = m.save()
+    with gates.setting(KDA_VT="0"):
+        m.dump(tmp_path / "first", [300, 301, 302], layers=(0, 1, 2))
+    m.restore(saved)
+    with gates.setting(KDA_VT="1"):
+        m.dump(tmp_path / "restored", [300, 301, 302], layers=(0, 1, 2))
+    fresh = decode.build(cfg, ctx=300, extra=4)
+    with gates.setting(KDA_VT="1"):
+        fresh.dump(tmp_path / "fresh", [300, 301, 302], layers=(0, 1, 2))
+    c = dumps.cmp(tmp_path / "restored", tmp_path / "fresh")
+    assert c.identical and c.records == 3, c.describe()
+
+
 def test_a_dump_holds_each_chosen_layer_in_step_order_then_the_logits():
     m = decode.Model(decode.Config(layers=4), 0, 1, {}, {}, {})
     assert list(m.dump_arrays((2, 1))) == ["kda_out.L1", "hidden.L1", "hidden.L2", "logits"]
