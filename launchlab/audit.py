@@ -88,8 +88,9 @@ def _arg_for(call: ast.Call, fn, param: str):
 
 
 # Modules whose launches are refused on purpose (the reliability sweep's bad inputs: a grid of 0, 240 KB of
-# shared memory): they compute nothing, so there is no geometry to audit in them.
-NOT_AUDITED = ("badinputs.py",)
+# shared memory), or time the host's side of a launch with one fixed 1-block kernel (`bench host`): they compute
+# nothing of the model, so there is no geometry to audit in them.
+NOT_AUDITED = ("badinputs.py", "bench.py")
 
 
 def sites(package: Path = PACKAGE) -> list[Site]:
