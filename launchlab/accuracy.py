@@ -169,11 +169,6 @@ def _changes(arm: dict) -> dict:
     return {k: v for k, v in arm.items() if main[k] != v}
 
 
-def _restore(model, saved: dict) -> None:
-    for i, s in saved.items():
-        model.state["kda"][i][...] = s
-
-
 def _decode(model, positions, tokens_in=None) -> tuple[np.ndarray, list[int]]:
     """Logits per position (positions x vocab); greedy, or fed `tokens_in` (teacher forcing)."""
     import cupy as cp
@@ -194,15 +189,13 @@ def at_depth(ctx: int, layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, a
     names = [n for n, _ in ARMS] if arms is None else list(arms)
     model = decode.build(decode.Config(layers=layers), ctx=ctx, extra=max(tokens, onebinary.EVAL_TOKENS) + 1)
     positions = list(range(ctx, ctx + tokens))
-    saved = {i: s.copy() for i, s in model.state["kda"].items()}
-    start = int(model.buf["token"][0])
+    saved = model.save()                      # every arm decodes from the state the build left
     main = gates.preset("main")
     with gates.setting(**main):
         ref, fed = _decode(model, positions)
     out = []
     for name in names:
-        _restore(model, saved)
-        model.buf["token"][0] = start
+        model.restore(saved)
         arm = arm_gates(name)
         with gates.setting(**arm):
             got, _ = _decode(model, positions, fed)
