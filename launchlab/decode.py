@@ -215,10 +215,11 @@ def rope_angle_error(pos: int) -> float:
 
 # ------------------------------------------------------------------ the model on the GPU
 def _on_the_chain(fn):
-    """Run `fn` with every launch it makes on the decode chain's path (launchlab.pdl.chain)."""
+    """Run `fn` with every launch it makes on the decode chain's path (launchlab.pdl.chain), the gates read
+    once for the whole step (gates.steady: a step asks them ~3,900 times)."""
     @functools.wraps(fn)
     def on_chain(*args, **kwargs):
-        with pdl.chain():
+        with pdl.chain(), gates.steady():
             return fn(*args, **kwargs)
     return on_chain
 
@@ -252,6 +253,7 @@ class Model:
     marks: bool = False                 # profile in a graph: one event before each launch (see mark())
     snapshots: dict | None = None       # dumps: "hidden.L3" / "kda_out.L1" -> an fp32 copy taken during the step
     overrides: dict = field(default_factory=dict)   # the lab's sweeps: see OVERRIDES
+    graphs: dict = field(default_factory=dict, repr=False)   # captured step graphs kept for reuse (onebinary)
 
     # ---- every launch of the step goes through here: logged, optionally timed, then run
     def _run(self, site, layer, kernel, grid, block, fn, smem=0):

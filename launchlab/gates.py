@@ -44,19 +44,48 @@ def register(gate: Gate) -> Gate:
     return gate
 
 
+# Inside steady() (one decode step: ~3,900 asks), each gate is read from the environment once; None outside.
+_steady: dict[str, str] | None = None
+
+
 def value(name: str) -> str:
-    """The gate's value now (read from the environment at every call, i.e. at launch time)."""
+    """The gate's value now (read from the environment at every call, i.e. at launch time; inside steady(),
+    once per block)."""
+    held = _steady
+    if held is not None:
+        v = held.get(name)
+        if v is not None:
+            return v
     g = GATES[name]
     raw = os.environ.get(g.env)
     if raw is None or raw == "":
-        return g.default
-    v = _valid.get((g.env, raw))         # a decode step asks ~7,000 times: each setting is checked once
-    if v is None:
-        v = raw.strip()
-        if v not in g.choices:
-            raise GateError(f"{g.env}={raw.strip()!r} is not one of {', '.join(g.choices)} ({g.doc})")
-        _valid[(g.env, raw)] = v
+        v = g.default
+    else:
+        v = _valid.get((g.env, raw))         # each setting is checked once
+        if v is None:
+            v = raw.strip()
+            if v not in g.choices:
+                raise GateError(f"{g.env}={raw.strip()!r} is not one of {', '.join(g.choices)} ({g.doc})")
+            _valid[(g.env, raw)] = v
+    if held is not None:
+        held[name] = v
     return v
+
+
+@contextlib.contextmanager
+def steady():
+    """A block in which the gates do not change (one decode step): each is read from the environment once,
+    at its first ask, and remembered until the block ends. setting() inside it forgets what was read.
+    Nested blocks are one block."""
+    global _steady
+    if _steady is not None:
+        yield
+        return
+    _steady = {}
+    try:
+        yield
+    finally:
+        _steady = None
 
 
 def restore_set() -> str:
@@ -85,6 +114,8 @@ def setting(**values: str):
                 raise GateError(f"{g.env}={v!r} is not one of {', '.join(g.choices)}")
             old[g.env] = os.environ.get(g.env)
             os.environ[g.env] = str(v)
+        if _steady is not None:
+            _steady.clear()
         yield
     finally:
         for env, v in old.items():
@@ -92,6 +123,8 @@ def setting(**values: str):
                 os.environ.pop(env, None)
             else:
                 os.environ[env] = v
+        if _steady is not None:
+            _steady.clear()
 
 
 PRESETS = ("main", "fixed")

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -57,6 +58,23 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                      (128, 48000)]
     ),
 }
+
+# A family whose variants are slow to compile is compiled in this many parts, side by side (NVRTC releases the
+# GIL): the occupancy probe's 30 register caps are 30 spill-heavy ptxas runs, ~22 s in one program on one core
+# and most of the course's compile time. Each part is its own program (offline) and its own module (live);
+# a kernel is looked up in the part that holds it.
+PARTS: dict[str, int] = {"occupancy_probe": 10}
+
+
+def parts(family: str) -> list[tuple[str, ...]]:
+    """The family's name expressions, split into the programs it is compiled as (one, for most)."""
+    exprs = FAMILIES.get(family, ())
+    n = min(PARTS.get(family, 1), max(1, len(exprs)))
+    return [exprs] if n == 1 else [exprs[i::n] for i in range(n)]
+
+
+def _workers(n: int) -> int:
+    return max(1, min(n, os.cpu_count() or 1, 16))
 
 
 # Compile options scoped to one file (family), in both the live and the offline build.
@@ -124,6 +142,7 @@ class OfflineBuild:
     lowered: dict[str, str]                       # name expression -> mangled name
     resources: dict[str, Resources] = field(default_factory=dict)  # mangled name -> resources
     nvrtc_version: tuple[int, int] = (0, 0)
+    more_cubins: tuple[bytes, ...] = ()            # a family compiled in parts (PARTS): the other parts' cubins
 
     def resources_of(self, expr: str) -> Resources:
         name = self.lowered.get(expr, expr)
@@ -134,11 +153,12 @@ class OfflineBuild:
 
     def sass(self, expr: str | None = None) -> str:
         """SASS of the cubin (one function if `expr` is given), via the cuobjdump/nvdisasm wheels."""
-        text = disassemble(self.cubin)
+        cubins = (self.cubin, *self.more_cubins)
         if expr is None:
-            return text
+            return "\n".join(disassemble(c) for c in cubins)
         name = self.lowered.get(expr, expr)
-        return function_sass(text, name)
+        holds = [c for c in cubins if name.encode() in c] or cubins     # the part whose symbols name it
+        return function_sass("\n".join(disassemble(c) for c in holds), name)
 
 
 _PTXAS_FUNC = re.compile(r"Compiling entry function '([^']+)'")
@@ -235,11 +255,27 @@ def _compile_offline_cached(family: str, digest: str, arch: str, exprs: tuple[st
     return OfflineBuild(family, arch, bytes(cubin), log, lowered, parse_ptxas_log(log), nvrtc_version())
 
 
+@lru_cache(maxsize=16)
+def _compile_offline_parts(family: str, digest: str, arch: str, split: tuple[tuple[str, ...], ...],
+                           extra: tuple[str, ...]) -> OfflineBuild:
+    with ThreadPoolExecutor(_workers(len(split))) as pool:
+        builds = list(pool.map(lambda ex: _compile_offline_cached(family, digest, arch, ex, extra), split))
+    first = builds[0]
+    return OfflineBuild(family, arch, first.cubin, "\n".join(b.log for b in builds),
+                        {k: v for b in builds for k, v in b.lowered.items()},
+                        {k: v for b in builds for k, v in b.resources.items()}, first.nvrtc_version,
+                        tuple(b.cubin for b in builds[1:]))
+
+
 def compile_offline(family: str, arch: str = "sm_90", extra_options: tuple[str, ...] = ()) -> OfflineBuild:
-    """Compile a family to a cubin with NVRTC (no GPU, no driver). Cached per source hash."""
+    """Compile a family to a cubin with NVRTC (no GPU, no driver). Cached per source hash. A family listed in
+    PARTS is compiled as several programs at once and given back as one build (its cubins in more_cubins)."""
     digest = "".join(sha256s(family).values())
-    return _compile_offline_cached(family, digest, arch, FAMILIES.get(family, ()),
-                                   FAMILY_OPTIONS.get(family, ()) + tuple(extra_options))
+    extra = FAMILY_OPTIONS.get(family, ()) + tuple(extra_options)
+    split = parts(family)
+    if len(split) > 1:
+        return _compile_offline_parts(family, digest, arch, tuple(split), extra)
+    return _compile_offline_cached(family, digest, arch, FAMILIES.get(family, ()), extra)
 
 
 # ---------------------------------------------------------------- SASS through the wheels' cuobjdump
@@ -265,6 +301,7 @@ def tool(name: str) -> str | None:
     return shutil.which(name)
 
 
+@lru_cache(maxsize=32)        # a cuobjdump run is ~0.5 s; §2 asks for the same cubin's SASS once per arm
 def disassemble(cubin: bytes) -> str:
     cuobjdump, nvdisasm = tool("cuobjdump"), tool("nvdisasm")
     if not cuobjdump or not nvdisasm:
@@ -444,12 +481,59 @@ def module(family: str, defines: tuple[str, ...] = ()):
     key = (family, digest) + tuple(defines)
     if key not in _modules:
         src = source_path(family).read_text()
-        m = cupy.RawModule(code=src, options=(CPP_STD, f"-I{KERNEL_DIR}", *FAMILY_OPTIONS.get(family, ()),
-                                              *defines),
-                           name_expressions=list(FAMILIES.get(family, ())))
-        m.compile()
-        _modules[key] = m
+        options = (CPP_STD, f"-I{KERNEL_DIR}", *FAMILY_OPTIONS.get(family, ()), *defines)
+        split = parts(family)
+        if len(split) == 1:
+            _modules[key] = _load(cupy, src, options, split[0])
+        else:
+            device = cupy.cuda.runtime.getDevice()
+
+            def load(exprs):
+                cupy.cuda.runtime.setDevice(device)      # a worker thread: the same GPU's context current
+                return _load(cupy, src, options, exprs)
+            with ThreadPoolExecutor(_workers(len(split))) as pool:
+                _modules[key] = _Parted(list(pool.map(load, split)), split)
     return _modules[key]
+
+
+def _load(cupy, src: str, options: tuple, exprs: tuple[str, ...]):
+    m = cupy.RawModule(code=src, options=options, name_expressions=list(exprs))
+    m.compile()
+    return m
+
+
+class _Parted:
+    """A family loaded as several modules (PARTS): get_function finds the module that holds the kernel."""
+
+    def __init__(self, modules: list, split: list[tuple[str, ...]]):
+        self._of = {e: m for m, exprs in zip(modules, split) for e in exprs}
+
+    def get_function(self, expr: str):
+        if expr not in self._of:
+            raise KernelError(f"{expr} is not among this family's name expressions (kernels.FAMILIES)")
+        return self._of[expr].get_function(expr)
+
+
+def load_all(families=None) -> float:
+    """Compile every family now, offline (NVRTC, for ptxas's report) and loaded (live), side by side; returns
+    the seconds it took. Later calls find both in their caches."""
+    t0 = time.perf_counter()
+    fams = list(FAMILIES if families is None else families)
+    jobs = [(compile_offline, f) for f in fams] + ([(module, f) for f in fams] if mode.is_live() else [])
+    if mode.is_live():
+        import cupy
+        device = cupy.cuda.runtime.getDevice()
+
+    def run(job):
+        fn, fam = job
+        if fn is module:
+            cupy.cuda.runtime.setDevice(device)
+        fn(fam)
+    # the slow parted families first, so they are not left to run alone at the end
+    jobs.sort(key=lambda j: -PARTS.get(j[1], 1))
+    with ThreadPoolExecutor(_workers(len(jobs))) as pool:
+        list(pool.map(run, jobs))
+    return time.perf_counter() - t0
 
 
 def resources(family: str, expr: str) -> tuple[int, int]:

@@ -14,6 +14,7 @@ path runs. A wide launch that comes out at 128 threads with no float4 path stays
 """
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -185,19 +186,30 @@ def weight(n: int) -> np.ndarray:
     return (1.0 + 0.1 * np.random.default_rng([7, n]).standard_normal(n)).astype(np.float32)
 
 
+def cpu_workers() -> int:
+    """Threads for the CPU side's row-wise NumPy work (NumPy releases the GIL in its array loops)."""
+    return max(2, min(16, os.cpu_count() or 2))
+
+
+def row_chunks(count: int, parts: int) -> list[tuple[int, int]]:
+    """[lo, hi) bounds splitting `count` rows into `parts` nearly equal runs (none empty)."""
+    parts = max(1, min(parts, count))
+    b = [count * i // parts for i in range(parts + 1)]
+    return list(zip(b[:-1], b[1:]))
+
+
 def rows(seed: int, n: int, count: int, start: int = 0) -> np.ndarray:
     """Rows start .. start + count - 1 (each its own generator, so any subset is reproducible alone); many rows
-    are drawn by 4 threads at once (NumPy releases the GIL while it fills), the same bytes either way."""
+    are drawn by several threads at once (NumPy releases the GIL while it fills), the same bytes either way."""
     if count < 1024:
         return np.stack([row(seed, n, r) for r in range(start, start + count)])
     out = np.empty((count, n), np.float32)
 
     def fill(lo: int, hi: int) -> None:
         for r in range(lo, hi):
-            out[r - start] = row(seed, n, r)
-    bounds = [start + count * i // 4 for i in range(5)]
-    with ThreadPoolExecutor(4) as pool:
-        list(pool.map(fill, bounds[:-1], bounds[1:]))
+            out[r] = row(seed, n, start + r)
+    with ThreadPoolExecutor(cpu_workers()) as pool:
+        list(pool.map(lambda b: fill(*b), row_chunks(count, cpu_workers())))
     return out
 
 
@@ -411,44 +423,71 @@ def compare_rows(n: int, count: int, seed: int = 11, keep: int = 512) -> Identit
         st = cp.full(2 * count, np.nan, dtype=cp.float32)
         _, p = rms_norm(x, wd, y, EPS, n, stats=st, **kw)
         outs[arm], stats[arm], plans[arm] = cp.asnumpy(y), cp.asnumpy(st).reshape(count, 2), p
-    o, wv, wr = outs["original"], outs["wide"], outs["wide_reduce"]
     ss_o, ss_r = stats["original"][:, 0], stats["wide_reduce"][:, 0]
-    # The CPU side (a float64 reference and two bit-exact emulations of the reduction over every row) is most of
-    # this call's time; NumPy releases the GIL in its array loops, so the four run side by side.
-    with ThreadPoolExecutor(4) as pool:
-        f_ref = pool.submit(reference, xs, w)
-        f_narrow = pool.submit(emulate_ss, xs, n, REDUCE_THREADS)
-        f_wide = pool.submit(emulate_ss, xs, n, plans["wide_reduce"].reduce_threads)
-        f_apply = pool.submit(lambda: np.array_equal(floatbits.bits(apply(xs, w, stats["original"][:, 1])),
-                                                     floatbits.bits(o)))
-        out_rows_changed = np.any(floatbits.bits(o) != floatbits.bits(wr), axis=1)
-        elems_changed = int(np.sum(floatbits.bits(o) != floatbits.bits(wr)))
-        rel = np.abs(o.astype(np.float64) - wr) / np.maximum(np.abs(o.astype(np.float64)), 1e-30)
-        ref, emu_narrow, emu_wide, apply_matches = f_ref.result(), f_narrow.result(), f_wide.result(), f_apply.result()
+    counts = identity_counts(xs, w, outs, stats, plans["wide_reduce"].reduce_threads)
     return recordings.decode(Identity, {
         "n": n, "rows": count, "seed": seed,
         "plans": {k: recordings.encode(p) for k, p in plans.items()},
-        "wide_identical": bool(o.tobytes() == wv.tobytes()),
-        "chain_identical": bool(o.tobytes() == outs["original_chain"].tobytes() == outs["wide_chain"].tobytes()
-                                and stats["original"].tobytes() == stats["original_chain"].tobytes()),
+        **counts,
+        "chain_identical": (counts["chain_identical"]
+                            and stats["original"].tobytes() == stats["original_chain"].tobytes()),
         "ss_wide_identical": bool(stats["original"].tobytes() == stats["wide"].tobytes()),
         "reduce_ss_rows_changed": int(np.sum(floatbits.bits(ss_o) != floatbits.bits(ss_r))),
         "reduce_inv_rows_changed": int(np.sum(floatbits.bits(stats["original"][:, 1])
                                               != floatbits.bits(stats["wide_reduce"][:, 1]))),
-        "reduce_out_rows_changed": int(np.sum(out_rows_changed)),
-        "reduce_out_elements_changed": elems_changed,
-        "reduce_out_max_rel_change": float(rel.max()),
         "reduce_ss_max_ulps": int(floatbits.ulp_distance(ss_o, ss_r).max()),
-        "max_rel_err_vs_float64": {k: float(np.max(np.abs(v - ref) / np.maximum(np.abs(ref), 1e-30)))
-                                   for k, v in outs.items()},
-        "emulation_ss_matches_gpu": {"narrow": int(np.sum(floatbits.bits(emu_narrow) == floatbits.bits(ss_o))),
-                                     "wide": int(np.sum(floatbits.bits(emu_wide) == floatbits.bits(ss_r)))},
-        "apply_emulation_matches_gpu": bool(apply_matches),
         "ss_bits": {"original": floatbits.bits(ss_o[:keep]).tolist(),
                     "wide_reduce": floatbits.bits(ss_r[:keep]).tolist()},
         "inv_bits": {"original": floatbits.bits(stats["original"][:keep, 1]).tolist(),
                      "wide_reduce": floatbits.bits(stats["wide_reduce"][:keep, 1]).tolist()},
     })
+
+
+def _identity_part(xs, w, outs: dict, stats: dict, wide_threads: int, a: int, b: int) -> dict:
+    """identity_counts over rows a .. b-1."""
+    bits = floatbits.bits
+    n = w.size
+    o, wr = outs["original"][a:b], outs["wide_reduce"][a:b]
+    ref = reference(xs[a:b], w)
+    mag = np.maximum(np.abs(ref), 1e-30)
+    ob = bits(o)
+    diff = ob != bits(wr)
+    o64 = o.astype(np.float64)
+    return {
+        "wide_identical": np.array_equal(ob, bits(outs["wide"][a:b])),
+        "chain_identical": (np.array_equal(ob, bits(outs["original_chain"][a:b]))
+                            and np.array_equal(ob, bits(outs["wide_chain"][a:b]))),
+        "out_rows": int(np.sum(np.any(diff, axis=1))), "out_elems": int(np.sum(diff)),
+        "rel": float((np.abs(o64 - wr) / np.maximum(np.abs(o64), 1e-30)).max()),
+        "err": {k: float(np.max(np.abs(v[a:b] - ref) / mag)) for k, v in outs.items()},
+        "narrow": int(np.sum(bits(emulate_ss(xs[a:b], n, REDUCE_THREADS)) == bits(stats["original"][a:b, 0]))),
+        "wide": int(np.sum(bits(emulate_ss(xs[a:b], n, wide_threads)) == bits(stats["wide_reduce"][a:b, 0]))),
+        "apply": np.array_equal(bits(apply(xs[a:b], w, stats["original"][a:b, 1])), ob),
+    }
+
+
+def identity_counts(xs, w, outs: dict, stats: dict, wide_threads: int, workers: int | None = None) -> dict:
+    """compare_rows' CPU side: the GPU's outputs of every arm (`outs`, rows x n; `stats`, rows x (ss, inv))
+    against each other, against a float64 reference, and ss / the apply against their bit-exact emulations.
+    It is most of compare_rows' time and all of it is row by row, so runs of rows are done side by side (NumPy
+    releases the GIL in its array loops), each reduced to counts and maxima that combine exactly: the same
+    numbers as one pass over all rows."""
+    workers = workers or cpu_workers()
+    with ThreadPoolExecutor(workers) as pool:
+        parts = list(pool.map(lambda ab: _identity_part(xs, w, outs, stats, wide_threads, *ab),
+                              row_chunks(len(xs), 2 * workers)))
+    most = lambda vals: float(np.max(np.asarray(vals, dtype=np.float64)))   # noqa: E731 - NaN stays NaN
+    return {
+        "wide_identical": all(q["wide_identical"] for q in parts),
+        "chain_identical": all(q["chain_identical"] for q in parts),
+        "reduce_out_rows_changed": sum(q["out_rows"] for q in parts),
+        "reduce_out_elements_changed": sum(q["out_elems"] for q in parts),
+        "reduce_out_max_rel_change": most([q["rel"] for q in parts]),
+        "max_rel_err_vs_float64": {k: most([q["err"][k] for q in parts]) for k in outs},
+        "emulation_ss_matches_gpu": {"narrow": sum(q["narrow"] for q in parts),
+                                     "wide": sum(q["wide"] for q in parts)},
+        "apply_emulation_matches_gpu": all(q["apply"] for q in parts),
+    }
 
 
 def fallback_checks(count: int = 64, seed: int = 5) -> list[Fallback]:

@@ -87,3 +87,24 @@ def test_presets_main_is_the_restore_set_and_fixed_the_defaults(clean_gates):
     assert gates.value("RMS_WIDE") == "1"
     with pytest.raises(gates.GateError, match="preset must be"):
         gates.preset("fast")
+
+
+def test_steady_reads_each_gate_once_and_setting_inside_it_is_seen(clean_gates, monkeypatch):
+    """gates.steady (one decode step): a gate is read from the environment at its first ask and remembered;
+    a change made behind its back is not seen until the block ends, one made through setting() is."""
+    with gates.steady():
+        assert gates.value("STREAM_VEC") == "4"
+        monkeypatch.setenv("LAUNCHLAB_STREAM_VEC", "1")
+        assert gates.value("STREAM_VEC") == "4"            # held for the block
+        with gates.steady():                               # nested: the same block
+            assert gates.value("STREAM_VEC") == "4"
+        with gates.setting(STREAM_VEC="1"):
+            assert gates.value("STREAM_VEC") == "1"
+        monkeypatch.setenv("LAUNCHLAB_STREAM_VEC", "4")
+        with gates.setting(KDA_VT="0"):                    # any setting() forgets what was read
+            assert gates.value("STREAM_VEC") == "4"
+    monkeypatch.setenv("LAUNCHLAB_STREAM_VEC", "1")
+    assert gates.value("STREAM_VEC") == "1"                # read again outside
+    monkeypatch.setenv("LAUNCHLAB_STREAM_VEC", "2")
+    with gates.steady(), pytest.raises(gates.GateError, match="STREAM_VEC='2'"):
+        gates.value("STREAM_VEC")                          # a bad value is refused inside too

@@ -111,3 +111,21 @@ def test_an_empty_nvrtc_log_leaves_the_shared_one_byte_objects_alone():
         nvrtc.nvrtcDestroyProgram(prog)
     assert bytes([32]) == b"\x20" and list(b" ") == [32]
     assert eval(compile('f"{1} {2}"', "<cell>", "eval")) == "1 2"
+
+
+def test_a_parted_family_is_every_expression_once_and_compiles_to_the_same_resources():
+    """The occupancy probe is compiled as several programs side by side (kernels.PARTS): together they hold each
+    name expression exactly once, and a variant's registers come out as in a program of its own."""
+    split = kernels.parts("occupancy_probe")
+    assert len(split) == kernels.PARTS["occupancy_probe"] > 1
+    flat = [e for p in split for e in p]
+    assert sorted(flat) == sorted(kernels.FAMILIES["occupancy_probe"]) and len(flat) == len(set(flat))
+    assert kernels.parts("rms_norm") == [kernels.FAMILIES["rms_norm"]]
+    if kernels.nvrtc_version() < (13, 5):
+        pytest.skip("offline resource report needs the pinned NVRTC 13.5")
+    b = kernels.compile_offline("occupancy_probe")
+    assert len(b.more_cubins) == len(split) - 1 and all(c[:4] == b"\x7fELF" for c in b.more_cubins)
+    e = split[-1][-1]                            # a variant that is not in the first part's cubin
+    alone = kernels._compile_offline_cached("occupancy_probe", "alone", "sm_90", (e,), ())
+    assert b.resources_of(e) == alone.resources_of(e)
+    assert b.lowered[e] == alone.lowered[e] and b.lowered[e].encode() not in b.cubin

@@ -112,7 +112,8 @@ def test_pdl_launches_are_byte_identical_to_plain_ones_eager_and_in_a_graph(cp):
         k.launch(1, block, _norm_args(cp, x, w, ys[0]))                          # CuPy
         k.launch(1, block, _norm_args(cp, x, w, ys[1]), pdl=False)               # cuLaunchKernelEx, plain
         k.launch(1, block, _norm_args(cp, x, w, ys[2]), pdl=True)                # cuLaunchKernelEx, PDL
-        stream = cp.cuda.Stream(non_blocking=True)
+        cp.cuda.Device().synchronize()      # x and w are copied in on the legacy stream, which a non-blocking
+        stream = cp.cuda.Stream(non_blocking=True)                                   # stream does not wait for
         g = timing.capture(lambda: k.launch(1, block, _norm_args(cp, x, w, ys[3]), pdl=True), 8, stream)
         g.launch(stream)
         stream.synchronize()

@@ -190,3 +190,36 @@ def test_many_rows_drawn_in_threads_are_the_rows_drawn_one_by_one():
     many = rmsnorm.rows(11, 2048, 1500, start=7)
     assert many.shape == (1500, 2048) and many.dtype == np.float32
     assert np.array_equal(many, np.stack([rmsnorm.row(11, 2048, r) for r in range(7, 1507)]))
+
+
+def test_identity_counts_by_runs_of_rows_equal_one_pass_over_all_rows():
+    """compare_rows' CPU side runs on runs of rows side by side; its counts and maxima must be those of one pass
+    over every row (here on outputs made on the CPU: the emulated original, and a 'reduction' that changes
+    some rows' ss)."""
+    n, count = 1024, 97
+    xs = rmsnorm.rows(11, n, count)
+    w = rmsnorm.weight(n)
+    ss = rmsnorm.emulate_ss(xs, n)
+    inv = (1.0 / np.sqrt(rmsnorm.rsqrt_arg(ss, n).astype(np.float64))).astype(np.float32)
+    o = rmsnorm.apply(xs, w, inv)
+    ss_r = ss.copy()
+    ss_r[::7] = np.nextafter(ss_r[::7], np.float32(np.inf))
+    inv_r = (1.0 / np.sqrt(rmsnorm.rsqrt_arg(ss_r, n).astype(np.float64))).astype(np.float32)
+    wr = rmsnorm.apply(xs, w, inv_r)
+    chain = o.copy()
+    outs = {"original": o, "wide": o.copy(), "wide_reduce": wr, "original_chain": chain, "wide_chain": o.copy()}
+    stats = {k: np.stack([ss, inv], axis=1) for k in outs}
+    stats["wide_reduce"] = np.stack([ss_r, inv_r], axis=1)
+    one = rmsnorm.identity_counts(xs, w, outs, stats, 1024, workers=1)
+    runs = rmsnorm.identity_counts(xs, w, outs, stats, 1024, workers=3)
+    assert one == runs
+    diff = o.view(np.uint32) != wr.view(np.uint32)
+    assert runs["reduce_out_rows_changed"] == int(np.any(diff, axis=1).sum()) > 0
+    assert runs["reduce_out_elements_changed"] == int(diff.sum())
+    assert runs["wide_identical"] and runs["chain_identical"] and runs["apply_emulation_matches_gpu"]
+    assert runs["emulation_ss_matches_gpu"]["narrow"] == count
+    ref = rmsnorm.reference(xs, w)
+    assert runs["max_rel_err_vs_float64"]["original"] == float(np.max(np.abs(o - ref) / np.abs(ref)))
+    chain[5, 3] += 1.0
+    assert not rmsnorm.identity_counts(xs, w, outs, stats, 1024, workers=3)["chain_identical"]
+    assert rmsnorm.row_chunks(10, 3) == [(0, 3), (3, 6), (6, 10)] and rmsnorm.row_chunks(2, 8) == [(0, 1), (1, 2)]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the course does on the H200, in one command (for the device tool or any GPU machine).
-#   tools/h200.sh record compare bench sanitize sweep badinputs course profile tests notebooks livecheck
+#   tools/h200.sh record compare bench sanitize sweep badinputs course profile phases tests notebooks livecheck
 # Writes logs and recordings under $OUT (default ./build/h200). Prints a short table last.
 set -uo pipefail
 OUT=${OUT:-build/h200}
@@ -26,6 +26,8 @@ for stage in "$@"; do
               mkdir -p "$OUT/data" && cp data/course/live.json "$OUT/data/" ;;
     sweep)    $PY tools/sanitize_sweep.py --out "$OUT/sanitizer" --jobs 8 --timeout 300 2>&1 | tee "$OUT/sweep.log" | tail -12 ;;
     profile)  $PY tools/live_profile.py --out "$OUT" --deadline 400 2>&1 | grep -v WARNING | tee "$OUT/live_profile.log" ;;
+    phases)   $PY tools/phase_times.py 2>&1 | grep -v WARNING | tee "$OUT/phases.log" | tail -20
+              $PY tools/step_profile.py --out "$OUT/step_profile.txt" 2>&1 | tail -1 | tee -a "$OUT/phases.log" ;;
     tests)    $PY -m pytest -q tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
     livecheck) $PY tools/live_check.py notebooks/[0-9][0-9]_*.ipynb 2>&1 | grep -v WARNING | tee "$OUT/livecheck.log" ;;
