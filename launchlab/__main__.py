@@ -29,16 +29,16 @@ import sys
 
 
 def _env(_args) -> int:
-    from . import kernels
-    from .banner import banner
+    from launchlab.core import compiler, sass
+    from launchlab.faces.banner import banner
     print(banner())
-    print(f"NVRTC (offline): {'.'.join(map(str, kernels.nvrtc_version()))}")
-    print(f"cuobjdump: {kernels.tool('cuobjdump')}\nnvdisasm:  {kernels.tool('nvdisasm')}")
+    print(f"NVRTC (offline): {'.'.join(map(str, compiler.nvrtc_version()))}")
+    print(f"cuobjdump: {sass.tool('cuobjdump')}\nnvdisasm:  {sass.tool('nvdisasm')}")
     return 0
 
 
 def _gates(_args) -> int:
-    from . import gates
+    from launchlab.core import gates
     print(gates.table())
     print("\nrestore set (every gate to its baseline arm; the `main` preset, main's flaws restored):\n  "
           + gates.restore_set())
@@ -47,9 +47,9 @@ def _gates(_args) -> int:
 
 
 def _compile(args) -> int:
-    from . import kernels
-    for fam in kernels.all_families():
-        b = kernels.compile_offline(fam)
+    from launchlab.core import compiler, sources
+    for fam in sources.all_families():
+        b = compiler.compile_offline(fam)
         print(f"kernels/{fam}.cu  ->  {b.arch} cubin, {len(b.cubin)} bytes (NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]})")
         for e, low in b.lowered.items():
             r = b.resources[low]
@@ -61,13 +61,13 @@ def _compile(args) -> int:
 
 
 def _show(args) -> int:
-    from . import kernels
-    print(kernels.show(args.family, args.expr, block=args.block))
+    from launchlab.core import listing
+    print(listing.show(args.family, args.expr, block=args.block))
     return 0
 
 
 def _record(args) -> int:
-    from . import recorder, summary
+    from launchlab.faces import recorder, summary
     names = args.names or list(recorder.SECTIONS)
     recorder.record(names, args.out)
     if set(names) == set(recorder.SECTIONS):
@@ -76,7 +76,7 @@ def _record(args) -> int:
 
 
 def _check(_args) -> int:
-    from . import recordings
+    from launchlab.core import recordings
     ok = True
     for name in recordings.available():
         try:
@@ -89,7 +89,8 @@ def _check(_args) -> int:
 
 
 def _summary(args) -> int:
-    from . import recordings, summary
+    from launchlab.core import recordings
+    from launchlab.faces import summary
     try:
         print(summary.as_json(args.data) if args.json else summary.table(args.data))
     except recordings.RecordingError as e:
@@ -99,12 +100,12 @@ def _summary(args) -> int:
 
 
 def _badinputs(args) -> int:
-    from . import badinputs
+    from launchlab.faces import badinputs
     return badinputs.main(["--docs"] if args.docs else [])
 
 
 def _cmp(args) -> int:
-    from . import dumps
+    from launchlab.core import dumps
     try:
         c = dumps.cmp(args.a, args.b)
     except dumps.DumpError as e:
@@ -115,7 +116,7 @@ def _cmp(args) -> int:
 
 
 def _assign(args) -> int:
-    from . import grading
+    from launchlab.faces import grading
     if args.check:
         d = grading.drift()
         print("\n".join(d) if d else f"{grading.LEARNER.name} is what otter assign makes of the master")
@@ -125,24 +126,24 @@ def _assign(args) -> int:
 
 
 def _selftest(_args) -> int:
-    from . import selftest
+    from launchlab.faces import selftest
     return selftest.main()
 
 
 def _bench(args) -> int:
-    from . import bench
+    from launchlab.faces import bench
     return bench.main(args.what)
 
 
 def _course(args) -> int:
-    from . import course
+    from launchlab.faces import course
     return course.refresh(args.names) if args.refresh else course.build(args.out)
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["grade"]:                  # its own parser (launchlab.grading.main): options pass through
-        from . import grading
+    if argv[:1] == ["grade"]:                  # its own parser (launchlab.faces.grading.main): options pass through
+        from launchlab.faces import grading
         return grading.main(argv[1:])
     p = argparse.ArgumentParser(prog="python -m launchlab", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

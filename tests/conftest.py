@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from launchlab import mode
+from launchlab.core import mode
 
 
 def pytest_collection_modifyitems(config, items):
@@ -16,7 +16,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True, scope="session")
 def _live_measurements_kept_apart(tmp_path_factory):
-    """Live doors keep their results for later notebooks (launchlab.reuse): the tests keep theirs in a
+    """Live doors keep their results for later notebooks (launchlab.core.reuse): the tests keep theirs in a
     folder of their own, so no test reads what a notebook, or an earlier test run, measured."""
     old = os.environ.get("LAUNCHLAB_LIVE_DIR")
     os.environ["LAUNCHLAB_LIVE_DIR"] = str(tmp_path_factory.mktemp("live"))

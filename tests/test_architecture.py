@@ -14,90 +14,128 @@ from launchlab import __main__ as cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "launchlab"
-TIER = {m: i for i, (_, mods) in enumerate(launchlab.LAYERS.items()) for m in mods}
+TIERS = tuple(launchlab.LAYERS)                      # core, kernels, sections, faces: the order imports go down
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+
+
+def _target(mod: str, name: str) -> str:
+    """`from mod import name`: the module imported (mod.name when that is a module, else mod)."""
+    return f"{mod}.{name}" if f"{mod}.{name}" in MODULES else mod
 
 
 def _imports(path: Path):
-    """(sibling module, in a function?) for every import of a launchlab module in a file."""
+    """(launchlab module, in a function?) for every import of a launchlab module in a file."""
     tree = ast.parse(path.read_text())
     funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     inner = {id(n) for f in funcs for n in ast.walk(f)}
     out = []
     for n in ast.walk(tree):
-        if isinstance(n, ast.ImportFrom) and n.level == 1:
-            mods = [n.module] if n.module else [a.name for a in n.names]
-            out += [(m.split(".")[0], id(n) in inner) for m in mods]
+        if isinstance(n, ast.ImportFrom) and n.level:
+            raise AssertionError(f"{path.relative_to(ROOT)}:{n.lineno}: a relative import (write it absolute)")
+        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "launchlab":
+            out += [(_target(n.module, a.name), id(n) in inner) for a in n.names]
+        elif isinstance(n, ast.Import):
+            out += [(a.name, id(n) in inner) for a in n.names if a.name.split(".")[0] == "launchlab"]
     return out
 
 
-GRAPH = {p.stem: _imports(p) for p in PKG.glob("*.py") if p.stem != "__init__"}
+GRAPH = {m: _imports(p) for m, p in MODULES.items()}
+CODE = {m: deps for m, deps in GRAPH.items() if m not in ("launchlab", "launchlab.__main__")}
 
 
-def test_every_module_is_in_exactly_one_tier():
-    listed = [m for mods in launchlab.LAYERS.values() for m in mods]
-    assert sorted(listed) == sorted(GRAPH), set(listed) ^ set(GRAPH)
-    assert len(listed) == len(set(listed))
+def tier(module: str) -> int:
+    """The tier a module belongs to, from its folder: launchlab.<tier>.... (the CLI is a face)."""
+    if module == "launchlab.__main__":
+        return TIERS.index("faces")
+    return TIERS.index(module.split(".")[1])
 
 
-def test_the_package_docstring_names_every_module():
-    for m in GRAPH:
-        assert re.search(rf"^\s+{re.escape(m)}\s", launchlab.__doc__, re.M), m
+def section_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "sections" else None
 
 
-@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_no_module_directly_under_the_package():
+    loose = sorted(p.name for p in PKG.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert not loose, f"modules directly under launchlab/: {loose} (each belongs in a tier's folder)"
+
+
+def test_every_folder_is_a_tier():
+    folders = sorted(p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == sorted(TIERS), folders
+
+
+def test_the_package_docstring_names_every_tier_and_section_folder():
+    for t in TIERS:
+        assert re.search(rf"^{t}/", launchlab.__doc__, re.M), t
+    for p in sorted((PKG / "sections").glob("s[0-9][0-9]_*")):
+        assert p.name in launchlab.__doc__, p.name
+
+
+@pytest.mark.parametrize("module", sorted(CODE))
 def test_no_upward_import(module):
-    """core imports only core; sections import core and sections; the face imports anything."""
+    """core imports only core; kernels import core; sections import core, kernels and sections; faces anything."""
     for dep, _ in GRAPH[module]:
-        assert TIER[dep] <= TIER[module], f"{module} ({TIER[module]}) imports {dep} ({TIER[dep]})"
+        if dep == "launchlab":
+            continue
+        assert tier(dep) <= tier(module), f"{module} ({TIERS[tier(module)]}) imports {dep} ({TIERS[tier(dep)]})"
 
 
-def test_no_import_cycle():
-    edges = {m: {d for d, _ in deps} for m, deps in GRAPH.items()}
+def _find_cycle(edges: dict) -> list | None:
     state = {}
 
     def visit(m, path):
         state[m] = "open"
-        for d in edges[m]:
+        for d in sorted(edges.get(m, ())):
             if state.get(d) == "open":
-                raise AssertionError("import cycle: " + " -> ".join(path + [m, d]))
+                return path + [m, d]
             if d not in state:
-                visit(d, path + [m])
+                found = visit(d, path + [m])
+                if found:
+                    return found
         state[m] = "done"
-    for m in edges:
+        return None
+    for m in sorted(edges):
         if m not in state:
-            visit(m, [])
+            found = visit(m, [])
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle():
+    edges = {m: {d for d, _ in deps} - {m} for m, deps in GRAPH.items()}
+    cycle = _find_cycle(edges)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_cycle_between_section_folders():
+    """A section may build on another's door (the lab on §6's), never both ways round."""
+    edges: dict = {}
+    for m, deps in CODE.items():
+        a = section_of(m)
+        if a:
+            edges.setdefault(a, set()).update({section_of(d) for d, _ in deps if section_of(d) not in (None, a)})
+    cycle = _find_cycle(edges)
+    assert cycle is None, "sections import each other in a cycle: " + " -> ".join(cycle)
 
 
 def test_sibling_imports_are_at_module_level():
     """Only the CLI imports a command's modules lazily (so `gates` does not load matplotlib)."""
-    lazy = {m: [d for d, inner in deps if inner] for m, deps in GRAPH.items() if m != "__main__"}
+    lazy = {m: [d for d, inner in deps if inner] for m, deps in GRAPH.items() if m != "launchlab.__main__"}
     assert not {m: d for m, d in lazy.items() if d}
 
 
 def test_mode_only_decides():
-    assert GRAPH["mode"] == []
-
-
-SECTION_MODULES = ("instruments", "bandwidth", "waves", "occupancy_probe", "achieved", "rmsnorm", "kda", "derive",
-                   "reassociation")
-
-
-@pytest.mark.parametrize("name", SECTION_MODULES)
-def test_every_section_has_one_door_with_the_three_calls(name):
-    mod = __import__(f"launchlab.{name}", fromlist=["DOOR"])
-    from launchlab.door import Door
-    assert isinstance(mod.DOOR, Door)
-    assert mod.measure is mod.DOOR.measure and mod.data == mod.DOOR.data and mod.recorded == mod.DOOR.recorded
-    assert callable(mod.headline)
-
-
-def test_the_recorder_is_a_table_of_doors():
-    from launchlab import recorder
-    doors = [d for ds in recorder.RECORDINGS.values() for d in ds]
-    for name in SECTION_MODULES:
-        mod = __import__(f"launchlab.{name}", fromlist=["DOOR"])
-        assert mod.DOOR in doors, name
-        assert mod.DOOR.recording in recorder.RECORDINGS
+    assert GRAPH["launchlab.core.mode"] == []
 
 
 # ------------------------------------------------------------------ notebooks
@@ -140,9 +178,10 @@ def test_every_notebook_opens_with_the_banner(nb):
 # ------------------------------------------------------------------ the README and the CLI match the code
 def test_readme_layout_names_every_module():
     readme = (ROOT / "README.md").read_text()
-    for m in GRAPH:
-        if m != "__main__":
-            assert f"`{m}`" in readme, m
+    for m in CODE:
+        leaf = m.rsplit(".", 1)[-1]
+        if leaf != "launchlab" and m.count(".") >= 2:
+            assert f"`{leaf}`" in readme, m
 
 
 def test_cli_help_lists_every_command_and_only_those():

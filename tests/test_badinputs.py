@@ -2,7 +2,8 @@
 session working after (the cases this machine can run; the GPU ones run under -m gpu and in the recording)."""
 import pytest
 
-from launchlab import badinputs, mode
+from launchlab.core import mode
+from launchlab.faces import badinputs
 
 
 def test_there_are_at_least_25_across_the_api_and_the_issues_kinds_are_among_them():
@@ -49,6 +50,6 @@ def test_the_committed_report_and_docs_agree_with_the_cases():
     assert r["cases"] == len(badinputs.CASES) and r["rejected"] == r["ran"] >= 25
     docs = badinputs.DOCS.read_text()
     assert all(c.bad in docs for c in badinputs.CASES)
-    from launchlab import reliability
+    from launchlab.faces import reliability
     h = reliability.headline(reliability.reports())
     assert h["bad_inputs_rejected"] == r["rejected"] and h["bad_inputs_cases"] == len(badinputs.CASES)

@@ -3,7 +3,8 @@ model's step on a GPU (tests marked gpu)."""
 import numpy as np
 import pytest
 
-from launchlab import decode, mla, mode
+from launchlab.core import mode
+from launchlab.kernels import decode, mla
 
 live = pytest.mark.skipif(not mode.is_live(), reason="needs a GPU")
 
@@ -37,8 +38,8 @@ def cp():
 
 
 def launch(expr, grid, block, args):
-    from launchlab import kernels
-    kernels.kernel(decode.FAMILY, expr).launch(grid, block, args)
+    from launchlab.core import loader
+    loader.kernel(decode.FAMILY, expr).launch(grid, block, args)
 
 
 @pytest.mark.gpu
@@ -120,7 +121,7 @@ def test_a_short_model_decodes_and_counts_its_norms(cp):
 
 def test_profile_rows_group_by_role_and_read_the_calculator():
     """The profile's grouping and columns, on a hand-made step of four launches and two timed steps."""
-    from launchlab import stepprofile
+    from launchlab.sections.s06_one_binary import stepprofile
     L = decode.Launch
     log = [L("L0.input_norm", "rms_norm:rms_norm_f32", (1,), 128, 0), L("L1.input_norm", "rms_norm:rms_norm_f32", (1,), 128, 1),
            L("L1.kda.prep", "decode_ops:kda_prep", (12,), 128, 1), L("lm_head", "cublas:gemmEx", (), 0, -1)]
@@ -138,7 +139,8 @@ def test_profile_rows_group_by_role_and_read_the_calculator():
 @pytest.mark.gpu
 @live
 def test_two_builds_from_one_seed_decode_the_same_bytes_and_the_graph_runs(cp, tmp_path):
-    from launchlab import dumps, stepprofile
+    from launchlab.core import dumps
+    from launchlab.sections.s06_one_binary import stepprofile
     cfg = decode.Config(layers=2)
     paths = []
     for name in ("a", "b"):
@@ -159,7 +161,7 @@ def test_two_builds_from_one_seed_decode_the_same_bytes_and_the_graph_runs(cp, t
 def test_a_restored_model_decodes_the_bytes_of_a_fresh_build(cp, tmp_path):
     """identity.compare dumps its second arm from the first arm's build, restored (Model.save / restore): the
     bytes must be a fresh build's, under an arm whose kernels differ too."""
-    from launchlab import dumps, gates
+    from launchlab.core import dumps, gates
     cfg = decode.Config(layers=3)
     m = decode.build(cfg, ctx=300, extra=4)
     saved = m.save()
@@ -184,7 +186,8 @@ def test_a_dump_holds_each_chosen_layer_in_step_order_then_the_logits():
 
 
 def test_eval_and_gain_arithmetic():
-    from launchlab import onebinary, timing
+    from launchlab.core import timing
+    from launchlab.sections.s06_one_binary import onebinary
     e = onebinary.Eval(131_072, 8, timing.Timing([8000.0, 8100.0, 7900.0], "graph", 8))
     assert e.ms_per_token == pytest.approx(8.0) and e.tok_s == pytest.approx(125.0)
     assert onebinary.gain_pct(52.96, 49.63) == pytest.approx(6.71, abs=0.01)        # the lecture's +6.7 %
@@ -193,7 +196,8 @@ def test_eval_and_gain_arithmetic():
 @pytest.mark.gpu
 @live
 def test_abba_of_a_gate_on_a_short_model(cp):
-    from launchlab import gates, onebinary
+    from launchlab.core import gates
+    from launchlab.sections.s06_one_binary import onebinary
     m = decode.build(decode.Config(layers=2), ctx=20_000, extra=32)
     ab = onebinary.abba(m, {"KDA_VT": "0"}, {"KDA_VT": "1"}, tokens=2, pairs=1, reps=2)
     assert ab.order == ["A", "B"] and all(t.median > 0 for t in ab.results)
@@ -204,7 +208,7 @@ def test_abba_of_a_gate_on_a_short_model(cp):
 @pytest.mark.gpu
 @live
 def test_vt_arms_are_byte_identical_and_the_fma_arm_is_not_on_a_short_model():
-    from launchlab import identity
+    from launchlab.sections.s07_bit_identity import identity
     cfg = decode.Config(layers=2)
     vt = identity.compare("KDA_VT 0 vs 1", 2048, {"KDA_VT": "0"}, {"KDA_VT": "1"}, cfg, positions=2)
     assert vt.identical and vt.max_rel_logit_diff == 0.0

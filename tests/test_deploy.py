@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launchlab import reliability
+from launchlab.faces import reliability
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -82,7 +82,8 @@ def test_the_course_ran_within_its_limit_and_every_figure_reached_the_page():
 
 def test_a_page_shows_an_explorers_static_preview_not_an_empty_widget_view():
     import nbformat
-    from launchlab import course
+
+    from launchlab.faces import course
     nb = nbformat.v4.new_notebook()
     nb.metadata["widgets"] = {"state": {}}
     cell = nbformat.v4.new_code_cell("explorer")

@@ -5,8 +5,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from launchlab import mode, recorder, recordings
-from launchlab.door import Door
+from launchlab.core import mode, recordings
+from launchlab.core.door import Door
+from launchlab.faces import recorder
 
 
 @pytest.mark.parametrize("name", sorted(recorder.RECORDINGS))

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from launchlab import dumps
+from launchlab.core import dumps
 
 
 def write(path, logits, hidden=None, meta=None):

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from launchlab import accuracy, achieved, bandwidth, exercises, identity, kda, onebinary, reassociation, rmsnorm
+from launchlab.faces import exercises
+from launchlab.sections.s01_arithmetic import achieved, bandwidth
+from launchlab.sections.s02_width import rmsnorm
+from launchlab.sections.s03_starvation import kda
+from launchlab.sections.s06_one_binary import accuracy, onebinary
+from launchlab.sections.s07_bit_identity import identity
+from launchlab.sections.s08_reshape import reassociation
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("01_the_arithmetic", "02_the_width_was_wrong", "03_starvation_vs_contention", "04_derive_the_constant",

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from launchlab import floatbits, fmatrap, mode
+from launchlab.core import floatbits, mode
+from launchlab.sections.s07_bit_identity import fmatrap
 
 
 def test_the_compiler_contracts_the_separate_statement_and_not_the_rounded_product():

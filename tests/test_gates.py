@@ -1,15 +1,16 @@
 import pytest
 
-from launchlab import bandwidth, gates
+from launchlab.core import gates, sources
+from launchlab.kernels import stream_read
 
 
 def test_defaults_and_env(clean_gates, monkeypatch):
-    assert bandwidth.variant() == (4, 4)
+    assert stream_read.variant() == (4, 4)
     monkeypatch.setenv("LAUNCHLAB_STREAM_VEC", "1")
-    assert bandwidth.variant() == (1, 4)
+    assert stream_read.variant() == (1, 4)
     monkeypatch.setenv("LAUNCHLAB_STREAM_UNROLL", "8")
     with pytest.raises(gates.GateError, match="LAUNCHLAB_STREAM_UNROLL='8' is not one of 1, 4"):
-        bandwidth.variant()
+        stream_read.variant()
 
 
 def test_restore_set_returns_every_gate_to_baseline(clean_gates, monkeypatch):
@@ -21,7 +22,7 @@ def test_restore_set_returns_every_gate_to_baseline(clean_gates, monkeypatch):
     for assignment in rs.split():
         k, v = assignment.split("=")
         monkeypatch.setenv(k, v)
-    assert bandwidth.variant() == (1, 1)
+    assert stream_read.variant() == (1, 1)
     assert all(gates.value(g.name) == g.baseline for g in gates.GATES.values())
 
 
@@ -35,23 +36,22 @@ def test_setting_context_restores(clean_gates):
 
 
 def test_every_gate_selects_a_compiled_variant():
-    from launchlab import kernels
-    exprs = set(kernels.FAMILIES["stream_read"])
+    exprs = set(sources.FAMILIES["stream_read"])
     for v in gates.GATES["STREAM_VEC"].choices:
         for u in gates.GATES["STREAM_UNROLL"].choices:
-            assert bandwidth.expr(int(v), int(u)) in exprs
+            assert stream_read.expr(int(v), int(u)) in exprs
 
 
 def test_every_kda_and_rms_arm_names_a_compiled_kernel(clean_gates, monkeypatch):
     """Each gate combination resolves, before any launch, to an instantiation the build contains."""
-    from launchlab import kda, kernels, rmsnorm
-    kda_exprs, rms_exprs = set(kernels.FAMILIES["kda_decode"]), set(kernels.FAMILIES["rms_norm"])
+    from launchlab.kernels import kda_decode, rms_norm
+    kda_exprs, rms_exprs = set(sources.FAMILIES["kda_decode"]), set(sources.FAMILIES["rms_norm"])
     for body in gates.GATES["KDA_BODY"].choices:
         for vt in gates.GATES["KDA_VT"].choices:
             for m in gates.GATES["KDA_ELIDE"].choices:
                 for k, v in (("KDA_BODY", body), ("KDA_VT", vt), ("KDA_ELIDE", m)):
                     monkeypatch.setenv("LAUNCHLAB_" + k, v)
-                p = kda.plan(12)
+                p = kda_decode.plan(12)
                 assert p.expr in kda_exprs and p.body == body and p.mode == m
                 assert p.block == (128 if body == "walk" else p.bv // 4 * 32)
     for wide in ("0", "1"):
@@ -59,12 +59,12 @@ def test_every_kda_and_rms_arm_names_a_compiled_kernel(clean_gates, monkeypatch)
             for n, aligned in ((7168, True), (7166, True), (7168, False)):
                 monkeypatch.setenv("LAUNCHLAB_RMS_WIDE", wide)
                 monkeypatch.setenv("LAUNCHLAB_RMS_UNROLL", unroll)
-                p = rmsnorm.plan(n, aligned)
+                p = rms_norm.plan(n, aligned)
                 assert p.expr in rms_exprs and (("_chain" in p.expr) == (unroll == "1")), p
 
 
 def test_the_timeline_gate_selects_the_stamped_twin_only_where_stamps_have_somewhere_to_go(clean_gates, monkeypatch):
-    from launchlab import timeline
+    from launchlab.core import timeline
     assert timeline.stamped("kda_decode") is False                  # off by default
     monkeypatch.setenv("LAUNCHLAB_TIMELINE", "1")
     with pytest.raises(timeline.TimelineError, match="inside timeline.capture"):

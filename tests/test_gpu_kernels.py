@@ -2,7 +2,7 @@
 (the same checks `python -m launchlab selftest` runs in one process, under compute-sanitizer)."""
 import pytest
 
-from launchlab import selftest
+from launchlab.faces import selftest
 
 
 @pytest.mark.gpu

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from launchlab import grading
+from launchlab.faces import grading
 
 otter = pytest.importorskip("otter", reason="otter-grader is the [grade] extra (make test installs it)")
 
@@ -64,7 +64,7 @@ def test_a_submission_that_hangs_costs_its_own_row_and_the_next_is_graded(assign
     subs.mkdir()
     nb = json.loads(assigned.autograder.read_text())
     for c in nb["cells"]:
-        if "".join(c["source"]).startswith("from launchlab.banner import banner"):
+        if "".join(c["source"]).startswith("from launchlab.faces.banner import banner"):
             c["source"] = "import time\ntime.sleep(10_000)\n" + "".join(c["source"])
     (subs / "a_hangs.ipynb").write_text(json.dumps(nb))
     shutil.copy(assigned.autograder, subs / "b_after.ipynb")

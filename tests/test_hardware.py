@@ -1,9 +1,10 @@
-from launchlab import hardware, instruments
+from launchlab.core import hardware
+from launchlab.sections.s00_start import instruments
 
 
 def test_h200_constants_match_the_recorded_device():
     recorded = instruments.recorded().spec
-    assert recorded == hardware.H200, "launchlab.hardware.H200 differs from cudaGetDeviceProperties on the H200"
+    assert recorded == hardware.H200, "launchlab.core.hardware.H200 differs from cudaGetDeviceProperties on the H200"
     assert recorded.sm_count == 132 and recorded.compute_capability == (9, 0)
 
 

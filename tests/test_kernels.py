@@ -1,32 +1,32 @@
 """Every kernel compiles for sm_90 with NVRTC on this machine (no GPU), and its resources and SASS are read."""
 import pytest
 
-from launchlab import kernels
+from launchlab.core import compiler, listing, loader, sass, sources
 
 # The resource report is parsed from ptxas -v in the log of the NVRTC the course pins (13.5). The H200 image
 # carries an older NVRTC whose log has no ptxas lines; there live code reads the driver's attributes instead.
-needs_pinned_nvrtc = pytest.mark.skipif(kernels.nvrtc_version() < (13, 5),
+needs_pinned_nvrtc = pytest.mark.skipif(compiler.nvrtc_version() < (13, 5),
                                         reason="offline resource report needs the pinned NVRTC 13.5")
 
 
 def test_every_source_is_a_registered_family():
-    assert set(kernels.all_families()) == set(kernels.FAMILIES), \
-        "every kernels/*.cu must be listed in launchlab.kernels.FAMILIES (and vice versa)"
+    assert set(sources.all_families()) == set(sources.FAMILIES), \
+        "every kernels/*.cu must be listed in launchlab.core.sources.FAMILIES (and vice versa)"
 
 
 @needs_pinned_nvrtc
-@pytest.mark.parametrize("family", sorted(kernels.FAMILIES))
+@pytest.mark.parametrize("family", sorted(sources.FAMILIES))
 def test_compiles_offline_for_sm90(family):
-    b = kernels.compile_offline(family)
+    b = compiler.compile_offline(family)
     assert b.cubin[:4] == b"\x7fELF"
-    for e in kernels.FAMILIES[family]:
+    for e in sources.FAMILIES[family]:
         r = b.resources_of(e)
         assert 1 <= r.registers <= 255
 
 
 def test_headers_are_hashed_with_their_kernel():
-    assert set(kernels.sha256s("stream_read")) == {"stream_read.cu", "common.cuh", "timeline.cuh"}
-    assert set(kernels.sha256s("timeline")) == {"timeline.cu", "timeline.cuh"}
+    assert set(sources.sha256s("stream_read")) == {"stream_read.cu", "common.cuh", "timeline.cuh"}
+    assert set(sources.sha256s("timeline")) == {"timeline.cu", "timeline.cuh"}
 
 
 def test_ptxas_log_parser():
@@ -34,14 +34,14 @@ def test_ptxas_log_parser():
 ptxas info    : Function properties for k
 ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
 ptxas info    : Used 40 registers, used 1 barriers, 16 bytes cumulative stack size, 4096 bytes smem"""
-    r = kernels.parse_ptxas_log(log)["k"]
+    r = compiler.parse_ptxas_log(log)["k"]
     assert (r.registers, r.smem_static, r.stack_frame, r.spill_stores, r.spill_loads, r.barriers) == \
         (40, 4096, 16, 8, 12, 1)
 
 
 @needs_pinned_nvrtc
 def test_static_smem_and_register_caps_reach_the_cubin():
-    b = kernels.compile_offline("occupancy_probe")
+    b = compiler.compile_offline("occupancy_probe")
     assert b.resources_of("occupancy_probe<32, 8192>").smem_static == 8192
     assert b.resources_of("occupancy_probe<64, 0>").registers == 64
     assert b.resources_of("occupancy_probe<255, 0>").registers == 255
@@ -49,18 +49,18 @@ def test_static_smem_and_register_caps_reach_the_cubin():
 
 def test_sass_shows_the_load_width_and_loads_in_flight():
     """float4 variants issue 128-bit loads; UNROLL=4 has four independent loads in its loop, UNROLL=1 one."""
-    b = kernels.compile_offline("stream_read")
+    b = compiler.compile_offline("stream_read")
     def ldg(e):
-        return [o for o in kernels.sass_instructions(b.sass(e)) if o.startswith("LDG")]
+        return [o for o in sass.sass_instructions(b.sass(e)) if o.startswith("LDG")]
     assert all(".128" in o for o in ldg("stream_read<4, 4>"))
     assert not any(".128" in o for o in ldg("stream_read<1, 1>"))
     # main loop + remainder loop: 4 + 1 loads for UNROLL=4, 1 + 1 for UNROLL=1
     assert len(ldg("stream_read<4, 4>")) == 5 and len(ldg("stream_read<4, 1>")) == 2
 
 
-# ------------------------------------------------------------------ kernels.show: the source on the page
+# ------------------------------------------------------------------ listing.show: the source on the page
 def test_show_gives_exactly_the_launched_variant_with_its_helpers():
-    s = kernels.show("rms_norm", "rms_norm_wide<true>", block=1024)
+    s = listing.show("rms_norm", "rms_norm_wide<true>", block=1024)
     text = str(s)
     assert s.bindings == {"VEC": "true"}
     assert "__global__ void rms_norm_wide(" in text and "if (threadIdx.x < REDUCE_THREADS)" in text
@@ -69,10 +69,10 @@ def test_show_gives_exactly_the_launched_variant_with_its_helpers():
     assert "#define REDUCE_THREADS 128" in text and "void apply_wide(" in text
     assert "template __global__" not in text                                       # no instantiation lines
     try:
-        r = kernels.compile_offline("rms_norm").resources_of("rms_norm_wide<true>")
+        r = compiler.compile_offline("rms_norm").resources_of("rms_norm_wide<true>")
         assert s.origin.startswith("compiled by NVRTC")
-    except kernels.KernelError:     # an NVRTC without a ptxas report (the H200 image's): the loaded kernel's
-        r = kernels.kernel("rms_norm", "rms_norm_wide<true>")
+    except sources.KernelError:     # an NVRTC without a ptxas report (the H200 image's): the loaded kernel's
+        r = loader.kernel("rms_norm", "rms_norm_wide<true>")
         assert s.origin.startswith("as loaded by the driver")
     assert f"{r.registers} registers/thread" in text and f"{r.smem_static} B static shared memory" in text
     assert "at block 1024:" in text and "blocks/SM" in text
@@ -81,32 +81,32 @@ def test_show_gives_exactly_the_launched_variant_with_its_helpers():
 
 
 def test_show_binds_every_template_argument_and_keeps_comments():
-    s = kernels.show("stream_read", "stream_read<1, 4>")
+    s = listing.show("stream_read", "stream_read<1, 4>")
     assert s.bindings == {"VEC": "1", "UNROLL": "4"}
     assert "struct vec_of" in s.code and "lane_sum" in s.code
     assert "// `unroll 1`: the compiler must not unroll" in s.code
-    k = kernels.show("kda_decode", "kda_decode<2>")
+    k = listing.show("kda_decode", "kda_decode<2>")
     assert k.bindings == {"MODE": "2"} and "#define KDA_RECOMPUTE_FMA 2" in k.code and "ld_fresh" in k.code
 
 
 def test_show_refuses_a_variant_the_course_does_not_launch():
-    with pytest.raises(kernels.KernelError, match="not a variant"):
-        kernels.show("rms_norm", "rms_norm_wide<int>")
-    with pytest.raises(kernels.KernelError, match="not a variant"):
-        kernels.show("nope", "x")
+    with pytest.raises(sources.KernelError, match="not a variant"):
+        listing.show("rms_norm", "rms_norm_wide<int>")
+    with pytest.raises(sources.KernelError, match="not a variant"):
+        listing.show("nope", "x")
 
 
 def test_an_empty_nvrtc_log_leaves_the_shared_one_byte_objects_alone():
     """NVRTC writes into the buffer it is handed. With an empty log (size 1: the terminator) a `b" " * n` buffer
     is CPython's shared b" " object, and writing into it turned later single spaces into NULs on Python 3.12
     (notebook outputs on the H200 lost the space between f-string fields). The buffer must be our own."""
-    nvrtc = kernels._nvrtc()
+    nvrtc = compiler._nvrtc()
     err, prog = nvrtc.nvrtcCreateProgram(b'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }', b"k.cu", 0,
                                          [], [])
     try:
         nvrtc.nvrtcCompileProgram(prog, 1, [b"-arch=sm_90"])
         assert nvrtc.nvrtcGetProgramLogSize(prog)[1] == 1          # the case that used to corrupt b" "
-        assert kernels._program_log(nvrtc, prog) == ""
+        assert compiler._program_log(nvrtc, prog) == ""
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     assert bytes([32]) == b"\x20" and list(b" ") == [32]
@@ -114,18 +114,18 @@ def test_an_empty_nvrtc_log_leaves_the_shared_one_byte_objects_alone():
 
 
 def test_a_parted_family_is_every_expression_once_and_compiles_to_the_same_resources():
-    """The occupancy probe is compiled as several programs side by side (kernels.PARTS): together they hold each
+    """The occupancy probe is compiled as several programs side by side (sources.PARTS): together they hold each
     name expression exactly once, and a variant's registers come out as in a program of its own."""
-    split = kernels.parts("occupancy_probe")
-    assert len(split) == kernels.PARTS["occupancy_probe"] > 1
+    split = sources.parts("occupancy_probe")
+    assert len(split) == sources.PARTS["occupancy_probe"] > 1
     flat = [e for p in split for e in p]
-    assert sorted(flat) == sorted(kernels.FAMILIES["occupancy_probe"]) and len(flat) == len(set(flat))
-    assert kernels.parts("rms_norm") == [kernels.FAMILIES["rms_norm"]]
-    if kernels.nvrtc_version() < (13, 5):
+    assert sorted(flat) == sorted(sources.FAMILIES["occupancy_probe"]) and len(flat) == len(set(flat))
+    assert sources.parts("rms_norm") == [sources.FAMILIES["rms_norm"]]
+    if compiler.nvrtc_version() < (13, 5):
         pytest.skip("offline resource report needs the pinned NVRTC 13.5")
-    b = kernels.compile_offline("occupancy_probe")
+    b = compiler.compile_offline("occupancy_probe")
     assert len(b.more_cubins) == len(split) - 1 and all(c[:4] == b"\x7fELF" for c in b.more_cubins)
     e = split[-1][-1]                            # a variant that is not in the first part's cubin
-    alone = kernels._compile_offline_cached("occupancy_probe", "alone", "sm_90", (e,), ())
+    alone = compiler._compile_offline_cached("occupancy_probe", "alone", "sm_90", (e,), ())
     assert b.resources_of(e) == alone.resources_of(e)
     assert b.lowered[e] == alone.lowered[e] and b.lowered[e].encode() not in b.cubin

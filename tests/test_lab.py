@@ -2,7 +2,9 @@
 ranking by recoverable time, the top offender's diagnosis, the fixes' ABBA and cmp, the sweep."""
 import pytest
 
-from launchlab import decode, lab, onebinary
+from launchlab.kernels import decode
+from launchlab.sections.s06_one_binary import onebinary
+from launchlab.sections.s09_lab import lab
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +71,7 @@ def test_the_sweep_covers_each_knob_and_the_fixed_choices_are_near_its_best(data
 def test_the_axes_table_and_the_verdict_rule():
     assert not lab.AXES["rms_norm"]["no_cross_block_reduction"] and not lab.AXES["mla_split"]["no_cross_block_reduction"]
     assert all(v for k, v in lab.AXES["kda_step"].items() if k.startswith("no_") or k == "layout_unchanged")
-    from launchlab import timing
+    from launchlab.core import timing
     t = lambda *xs: timing.Timing([x * 1e3 for x in xs], "graph", 8)
     close = onebinary.GateRun("X", "1", "0", timing.ABBA(["A", "B", "B", "A"], [t(10.0), t(10.1), t(10.05), t(10.2)]))
     assert lab.abba_verdict(close) == "no measurable difference"
@@ -77,4 +79,4 @@ def test_the_axes_table_and_the_verdict_rule():
 
 def test_step_8_finds_the_head_derived_grids_including_the_fine_one():
     hits = {site for site, hit in lab.sharded_sites("head") if hit}
-    assert any("decode.py" in s for s in hits) and any("kda.py" in s for s in hits)
+    assert any("decode.py" in s for s in hits) and any("kda_decode.py" in s for s in hits)

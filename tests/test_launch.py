@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from launchlab import launch
+from launchlab.core import launch
 
 
 @pytest.mark.parametrize("grid,block,smem,match", [
@@ -42,8 +42,8 @@ def test_good_geometry_normalized():
 
 @pytest.mark.gpu
 def test_refused_launch_leaves_the_session_usable():
-    from launchlab import bandwidth
-    sr = bandwidth.StreamRead(nbytes=1 << 22)
+    from launchlab.kernels import stream_read
+    sr = stream_read.StreamRead(nbytes=1 << 22)
     for bad in ((0, 128), (4, 0), (4, 2048), (4, 100.5)):
         with pytest.raises(launch.LaunchError):
             sr.launch(*bad)

@@ -3,7 +3,8 @@ machine); both kernel bodies against the reference and inside the bound on a GPU
 import numpy as np
 import pytest
 
-from launchlab import mla, mode
+from launchlab.core import mode
+from launchlab.kernels import mla
 
 live = pytest.mark.skipif(not mode.is_live(), reason="needs a GPU")
 

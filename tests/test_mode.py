@@ -8,7 +8,7 @@ def _mode(env_value):
     env.pop("LAUNCHLAB_MODE", None)
     if env_value is not None:
         env["LAUNCHLAB_MODE"] = env_value
-    r = subprocess.run([sys.executable, "-c", "from launchlab import mode; m = mode.current(); print(m.name, '|', m.reason)"],
+    r = subprocess.run([sys.executable, "-c", "from launchlab.core import mode; m = mode.current(); print(m.name, '|', m.reason)"],
                        capture_output=True, text=True, env=env)
     return r
 
@@ -25,7 +25,7 @@ def test_bad_mode_value_is_refused():
 
 def test_replay_banner_names_the_recording():
     env = dict(os.environ, LAUNCHLAB_MODE="replay")
-    r = subprocess.run([sys.executable, "-c", "from launchlab.banner import banner; print(banner('section01'))"],
+    r = subprocess.run([sys.executable, "-c", "from launchlab.faces.banner import banner; print(banner('section01'))"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert "MODE: replay" in r.stdout and "NVIDIA H200 (132 SMs)" in r.stdout and "driver" in r.stdout

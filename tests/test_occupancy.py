@@ -1,7 +1,8 @@
 """The occupancy calculator against the driver's answers recorded on the H200, and by hand."""
 import pytest
 
-from launchlab import occupancy, occupancy_probe
+from launchlab.core import occupancy
+from launchlab.sections.s01_arithmetic import occupancy_probe
 
 
 def test_agrees_with_the_driver_on_every_recorded_configuration():
@@ -74,10 +75,10 @@ def test_the_lectures_grid_table():
 
 @pytest.mark.gpu
 def test_driver_agrees_live_on_the_course_kernels():
-    from launchlab import kernels
+    from launchlab.core import loader, sources
     for fam in ("stream_read", "waves"):
-        for e in kernels.FAMILIES[fam]:
-            k = kernels.kernel(fam, e)
+        for e in sources.FAMILIES[fam]:
+            k = loader.kernel(fam, e)
             for block in (64, 256, 1024):
                 assert occupancy.driver_blocks_per_sm(k, block, 0) == \
                     occupancy.blocks_per_sm(block, k.registers, k.smem_static)

@@ -1,4 +1,4 @@
-"""The decode chain's launch path (launchlab.pdl): where every chain kernel waits, read from its SASS (any
+"""The decode chain's launch path (launchlab.core.pdl): where every chain kernel waits, read from its SASS (any
 machine); PDL launches byte-identical to plain ones, a misplaced wait caught by a byte compare, the step's
 arms identical (tests marked gpu)."""
 import ctypes
@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from launchlab import gates, kernels, mode, pdl
+from launchlab.core import compiler, gates, loader, mode, pdl, sources
+from launchlab.kernels import rms_norm
 
 live = pytest.mark.skipif(not mode.is_live(), reason="needs a GPU")
 
@@ -27,8 +28,8 @@ def loads_before_wait(build, expr: str) -> int:
 
 @pytest.mark.parametrize("family", pdl.FAMILIES)
 def test_every_chain_kernel_waits_before_it_loads_and_releases_its_successor(family):
-    b = kernels.compile_offline(family)
-    for expr in kernels.FAMILIES[family]:
+    b = compiler.compile_offline(family)
+    for expr in sources.FAMILIES[family]:
         ops = _ordered_ops(b.sass(expr))
         assert "ACQBULK" in ops and "PREEXIT" in ops, f"{expr}: griddepcontrol.wait / launch_dependents missing"
         assert ops.index("ACQBULK") < ops.index("PREEXIT"), expr
@@ -37,12 +38,12 @@ def test_every_chain_kernel_waits_before_it_loads_and_releases_its_successor(fam
 
 
 def test_the_misplaced_test_build_loads_before_it_waits_and_kernels_off_the_chain_never_wait():
-    bad = kernels.compile_offline("rms_norm", extra_options=(pdl.MISPLACED_DEFINE,))
+    bad = compiler.compile_offline("rms_norm", extra_options=(pdl.MISPLACED_DEFINE,))
     for expr in ("rms_norm_f32", "rms_norm_wide<true>", "rms_norm_wide_reduce<true>"):
         assert loads_before_wait(bad, expr) > 0, expr                 # the SASS check catches the bug too
     for family in ("stream_read", "waves", "spin"):
-        b = kernels.compile_offline(family)
-        assert all("ACQBULK" not in _ordered_ops(b.sass(e)) for e in kernels.FAMILIES[family])
+        b = compiler.compile_offline(family)
+        assert all("ACQBULK" not in _ordered_ops(b.sass(e)) for e in sources.FAMILIES[family])
 
 
 def test_the_attribute_follows_the_chain_and_the_gates():
@@ -103,11 +104,11 @@ def _norm_args(cp, x, w, y):
 @live
 @pytest.mark.gpu
 def test_pdl_launches_are_byte_identical_to_plain_ones_eager_and_in_a_graph(cp):
-    from launchlab import rmsnorm, timing
-    x = cp.asarray(rmsnorm.row(2, N, 0))
-    w = cp.asarray(rmsnorm.weight(N))
+    from launchlab.core import timing
+    x = cp.asarray(rms_norm.row(2, N, 0))
+    w = cp.asarray(rms_norm.weight(N))
     for expr, block in (("rms_norm_f32", 128), ("rms_norm_wide<true>", 1024)):
-        k = kernels.kernel("rms_norm", expr)
+        k = loader.kernel("rms_norm", expr)
         ys = [cp.empty(N, dtype=cp.float32) for _ in range(4)]
         k.launch(1, block, _norm_args(cp, x, w, ys[0]))                          # CuPy
         k.launch(1, block, _norm_args(cp, x, w, ys[1]), pdl=False)               # cuLaunchKernelEx, plain
@@ -127,14 +128,13 @@ def test_a_misplaced_wait_is_caught_by_the_byte_compare(cp):
     """The successor reads x before its wait while its predecessor (released early, spinning 5 ms: longer than the host takes to issue the next launch) has not
     yet written it: the bytes differ from the plain launch's -- only with the attribute. The correct build,
     in the same chain, matches."""
-    from launchlab import rmsnorm
-    old = cp.asarray(rmsnorm.row(3, N, 0))
-    new = cp.asarray(rmsnorm.row(4, N, 0))
-    w = cp.asarray(rmsnorm.weight(N))
-    bad = kernels.module("rms_norm", defines=(pdl.MISPLACED_DEFINE,))
+    old = cp.asarray(rms_norm.row(3, N, 0))
+    new = cp.asarray(rms_norm.row(4, N, 0))
+    w = cp.asarray(rms_norm.weight(N))
+    bad = loader.module("rms_norm", defines=(pdl.MISPLACED_DEFINE,))
     writer = bad.get_function("pdl_slow_writer")
     ref = cp.empty(N, dtype=cp.float32)
-    kernels.kernel("rms_norm", "rms_norm_wide<true>").launch(1, 1024, _norm_args(cp, new, w, ref))
+    loader.kernel("rms_norm", "rms_norm_wide<true>").launch(1, 1024, _norm_args(cp, new, w, ref))
     cp.cuda.Device().synchronize()
 
     stream = cp.cuda.Stream(non_blocking=True)     # the legacy default stream serializes every launch
@@ -148,7 +148,7 @@ def test_a_misplaced_wait_is_caught_by_the_byte_compare(cp):
         assert np.array_equal(cp.asnumpy(x), cp.asnumpy(new))                   # the writer did write
         return np.array_equal(cp.asnumpy(y).view(np.uint32), cp.asnumpy(ref).view(np.uint32))
 
-    good_raw = kernels.kernel("rms_norm", "rms_norm_wide<true>").raw
+    good_raw = loader.kernel("rms_norm", "rms_norm_wide<true>").raw
     bad_raw = bad.get_function("rms_norm_wide<true>")
     assert chain(good_raw, True) and chain(good_raw, False)
     assert chain(bad_raw, False)                  # without the attribute the bug cannot show
@@ -158,7 +158,8 @@ def test_a_misplaced_wait_is_caught_by_the_byte_compare(cp):
 @live
 @pytest.mark.gpu
 def test_the_steps_pdl_arms_dump_identical_bytes(cp):
-    from launchlab import decode, identity
+    from launchlab.kernels import decode
+    from launchlab.sections.s07_bit_identity import identity
     cfg = decode.Config(layers=3)
     fixed = gates.preset("fixed")
     for arm in ({"PDL": "0"}, {"PDL_OPT_OUT": "rms_norm"}):
@@ -169,7 +170,7 @@ def test_the_steps_pdl_arms_dump_identical_bytes(cp):
 @live
 @pytest.mark.gpu
 def test_the_timeline_shows_the_overlap_and_the_opted_out_gap(cp):
-    from launchlab import pdlchain
+    from launchlab.sections.s06_one_binary import pdlchain
     plain = pdlchain.timeline("plain", False, launches=12)
     on = pdlchain.timeline("PDL", True, launches=12)
     out = pdlchain.timeline("out", True, 6, launches=12)

@@ -2,7 +2,8 @@
 and against each other -- every number read from the H200 recordings, none typed in."""
 import pytest
 
-from launchlab import accuracy, onebinary, pdlchain, summary
+from launchlab.faces import summary
+from launchlab.sections.s06_one_binary import accuracy, onebinary, pdlchain
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from launchlab import kernels, recordings
+from launchlab.core import recordings, sources
 
 NAMES = ("device", "occupancy", "section01", "section02")
 
@@ -34,8 +34,8 @@ def test_corrupt_recordings(tmp_path):
 
 def test_stale_recording_names_the_file_and_the_command(tmp_path, monkeypatch):
     kdir = tmp_path / "kernels"
-    shutil.copytree(kernels.KERNEL_DIR, kdir)
-    monkeypatch.setattr(kernels, "KERNEL_DIR", kdir)
+    shutil.copytree(sources.KERNEL_DIR, kdir)
+    monkeypatch.setattr(sources, "KERNEL_DIR", kdir)
     prov = {"gpu": "NVIDIA H200", "sm_count": 132, "driver": "x", "cuda_runtime": "x", "cupy": "x", "date": "x"}
     recordings.save("toy", {"n": 1}, ["stream_read"], prov, tmp_path)
     assert recordings.load("toy", tmp_path).data == {"n": 1}

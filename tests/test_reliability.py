@@ -1,10 +1,10 @@
-"""launchlab.reliability reads the sweep's reports. Each (program, tool) pair is decided by one complete run: the
+"""launchlab.faces.reliability reads the sweep's reports. Each (program, tool) pair is decided by one complete run: the
 one with the libraries uninstrumented, else the full run when it printed (and so attributed) every report.
 sanitizer_errors is a count only when every pair is decided; a failed run is listed, never hidden."""
 import json
 from pathlib import Path
 
-from launchlab import reliability
+from launchlab.faces import reliability
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""launchlab.reuse: a live measurement is read again by a later notebook only while GPU, kernels, code and
+"""launchlab.core.reuse: a live measurement is read again by a later notebook only while GPU, kernels, code and
 gates all match and it is young enough; anything else measures again. The GPU identity is the one thing
 faked here (this machine has none); the door, its dump and parse, the files and the gates are the real ones."""
 import json
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from launchlab import door, gates, kernels, mode, reuse
+from launchlab.core import door, gates, mode, reuse, sources
 
 
 @dataclass
@@ -39,7 +39,7 @@ def test_a_later_notebook_reads_the_measurement_back_and_says_so(live, capsys):
     assert "reused" in again.source and "refresh=True" in again.source
     assert "reused: measured live on this GPU" in capsys.readouterr().out
     doc = json.loads(reuse.path_of(make_door([])).read_text())
-    assert doc["identity"]["kernels"] == kernels.sha256s("rms_norm") and doc["data"] == {"value": 2.5}
+    assert doc["identity"]["kernels"] == sources.sha256s("rms_norm") and doc["data"] == {"value": 2.5}
 
 
 @pytest.mark.parametrize("change", ["gate", "other_device", "kernel", "age", "off", "refresh", "corrupt"])
@@ -52,8 +52,8 @@ def test_anything_that_no_longer_matches_measures_again(live, monkeypatch, chang
     elif change == "other_device":
         monkeypatch.setattr(reuse, "_gpu", lambda: "host 0000:2a:00.0 NVIDIA H200")
     elif change == "kernel":
-        real = kernels.sha256s
-        monkeypatch.setattr(kernels, "sha256s", lambda fam: {k: "0" * 64 for k in real(fam)})
+        real = sources.sha256s
+        monkeypatch.setattr(sources, "sha256s", lambda fam: {k: "0" * 64 for k in real(fam)})
     elif change == "age":
         monkeypatch.setenv("LAUNCHLAB_LIVE_REUSE_S", "0.000001")
     elif change == "off":

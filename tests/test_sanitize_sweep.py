@@ -49,6 +49,7 @@ def test_a_frame_with_a_parameter_list_is_named_by_its_kernel_and_the_truncated_
 
 def test_the_live_profile_covers_every_door_the_recorder_measures():
     import live_profile
-    from launchlab import recorder
+
+    from launchlab.faces import recorder
     doors = {id(d) for ds in recorder.RECORDINGS.values() for d in ds}
     assert doors <= {id(d) for d in live_profile.DOORS.values()}

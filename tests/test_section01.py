@@ -1,7 +1,9 @@
 """§1 claims, checked on the H200 recording (replay) -- the numbers the notebook shows."""
 import pytest
 
-from launchlab import bandwidth, instruments, recordings, waves
+from launchlab.core import recordings
+from launchlab.sections.s00_start import instruments
+from launchlab.sections.s01_arithmetic import bandwidth, staircases
 
 
 @pytest.fixture(scope="module")
@@ -41,19 +43,19 @@ def test_more_bytes_per_thread_means_fewer_threads_needed(sweep):
 
 
 def test_wave_steps_where_the_calculator_says(sweep):
-    wd = waves.recorded()
+    wd = staircases.recorded()
     stairs, ramp = wd.staircases, wd.ramp
     assert [s.residency for s in stairs] == [1, 2, 4]
     for s in stairs:
         assert s.blocks_per_wave == 132 * s.residency
         assert s.observed_wave() == s.blocks_per_wave
         assert [g0 for g0, _ in s.steps()] == [s.blocks_per_wave * k for k in (1, 2, 3)]
-        assert waves.step_share(s.grids, s.medians, s.blocks_per_wave) > 0.8
-    assert waves.step_share(ramp.grids, ramp.medians, ramp.blocks_per_wave) < 0.3
+        assert staircases.step_share(s.grids, s.medians, s.blocks_per_wave) > 0.8
+    assert staircases.step_share(ramp.grids, ramp.medians, ramp.blocks_per_wave) < 0.3
 
 
 def test_wave_references():
-    e = waves.recorded().reference_max_rel_err
+    e = staircases.recorded().reference_max_rel_err
     assert e["fixed_bytes"] < 1e-5 and e["fixed_work"] < 1e-4
 
 
@@ -64,12 +66,12 @@ def test_instruments_disagree_as_documented():
 
 def test_the_sweep_and_the_waves_share_one_recording_file_without_clashing():
     d = recordings.load("section01").data
-    parts = [bandwidth.DOOR.dump(bandwidth.recorded()), waves.DOOR.dump(waves.recorded())]
+    parts = [bandwidth.DOOR.dump(bandwidth.recorded()), staircases.DOOR.dump(staircases.recorded())]
     assert set(parts[0]).isdisjoint(parts[1]) and set(parts[0]) | set(parts[1]) == set(d)
 
 
 def test_headline_figures(sweep):
     h = bandwidth.headline(sweep)
     assert h["copy_ceiling_tbs"] == sweep.copy_tbs and h["peak_read_tbs"] == sweep.peak().tbs
-    w = waves.headline(waves.recorded())
+    w = staircases.headline(staircases.recorded())
     assert [w[f"wave_observed_one_wave_grid_{r}per_sm"] for r in (1, 2, 4)] == [132, 264, 528]

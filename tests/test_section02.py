@@ -4,7 +4,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from launchlab import floatbits, frontier, kernels, launch, mode, rmsnorm, widgets
+from launchlab.core import compiler, floatbits, launch, mode, sass
+from launchlab.faces import widgets
+from launchlab.kernels import rms_norm
+from launchlab.sections.s02_width import frontier, rmsnorm
 
 
 # ------------------------------------------------------------------ float32 emulation primitives
@@ -42,16 +45,16 @@ def test_block_sum_is_the_xor_tree():
 # ------------------------------------------------------------------ plans and refusals (before any launch)
 def test_plans_follow_gates_width_and_alignment(clean_gates, monkeypatch):
     """Geometry from the shape: the width and one alignment flag, no arrays."""
-    assert rmsnorm.plan(7168) == rmsnorm.Plan("rms_norm_wide<true>", 1024, True, 128)
-    assert rmsnorm.plan(2048).block == 512
-    assert rmsnorm.plan(7168, aligned=False).expr == "rms_norm_wide<false>"          # misaligned view
-    assert rmsnorm.plan(7166).expr == "rms_norm_wide<false>"                         # n % 4 != 0
-    assert rmsnorm.plan(7166, block=128).expr == "rms_norm_f32"                      # stays on the original
-    assert rmsnorm.plan(7168, reduce="wide").reduce_threads == 1024
+    assert rms_norm.plan(7168) == rms_norm.Plan("rms_norm_wide<true>", 1024, True, 128)
+    assert rms_norm.plan(2048).block == 512
+    assert rms_norm.plan(7168, aligned=False).expr == "rms_norm_wide<false>"          # misaligned view
+    assert rms_norm.plan(7166).expr == "rms_norm_wide<false>"                         # n % 4 != 0
+    assert rms_norm.plan(7166, block=128).expr == "rms_norm_f32"                      # stays on the original
+    assert rms_norm.plan(7168, reduce="wide").reduce_threads == 1024
     monkeypatch.setenv("LAUNCHLAB_RMS_WIDE", "0")
-    assert rmsnorm.plan(7168).expr == "rms_norm_f32"
-    assert rmsnorm.plan(7168).bytes_in_flight == 512
-    assert rmsnorm.plan(7168, wide=True).bytes_in_flight == 16384
+    assert rms_norm.plan(7168).expr == "rms_norm_f32"
+    assert rms_norm.plan(7168).bytes_in_flight == 512
+    assert rms_norm.plan(7168, wide=True).bytes_in_flight == 16384
 
 
 def test_alignment_is_read_off_the_arrays_by_the_launcher():
@@ -59,20 +62,20 @@ def test_alignment_is_read_off_the_arrays_by_the_launcher():
     off = (-launch.address(x) % 16) // 4            # numpy allocations are 4-byte aligned at least
     a, b = x[off:off + 7168], x[off + 1:off + 1 + 7168]
     assert launch.aligned16(a, a) and not launch.aligned16(a, b)
-    assert rmsnorm.plan(7168, launch.aligned16(a, a, a)).expr == "rms_norm_wide<true>"
-    assert rmsnorm.plan(7168, launch.aligned16(a, b, a)).expr == "rms_norm_wide<false>"
+    assert rms_norm.plan(7168, launch.aligned16(a, a, a)).expr == "rms_norm_wide<true>"
+    assert rms_norm.plan(7168, launch.aligned16(a, b, a)).expr == "rms_norm_wide<false>"
 
 
 @pytest.mark.parametrize("n", [0, -4, 2.5, True])
 def test_bad_widths_refused_by_the_plan(n):
-    with pytest.raises(rmsnorm.RMSNormError, match="positive integer"):
-        rmsnorm.plan(n)
+    with pytest.raises(rms_norm.RMSNormError, match="positive integer"):
+        rms_norm.plan(n)
 
 
 @pytest.mark.parametrize("block", [64, 100, 2048, 96])
 def test_bad_blocks_refused(block):
-    with pytest.raises(rmsnorm.RMSNormError, match="128 to 1024"):
-        rmsnorm.plan(4096, block=block, wide=True)
+    with pytest.raises(rms_norm.RMSNormError, match="128 to 1024"):
+        rms_norm.plan(4096, block=block, wide=True)
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -83,30 +86,30 @@ def test_bad_blocks_refused(block):
 def test_bad_inputs_refused(kw, match):
     args = dict(x=np.zeros(64, np.float32), w=np.zeros(32, np.float32), y=np.zeros(64, np.float32), n=32, eps=1e-6)
     args.update(kw)
-    with pytest.raises(rmsnorm.RMSNormError, match=match):
-        rmsnorm.validate(**args)
+    with pytest.raises(rms_norm.RMSNormError, match=match):
+        rms_norm.validate(**args)
 
 
 def test_the_two_identity_facts_hold_on_data():
-    f = rmsnorm.identity_facts(rmsnorm.rows(11, 5120, 64), 5120)
+    f = rmsnorm.identity_facts(rms_norm.rows(11, 5120, 64), 5120)
     assert f == {"rows": 64, "x_plus_zero_is_x": 64, "idle_warps_sum_to_plus_zero": 64,
                  "cross_warp_lanes_identical": 64, "ss_identical": 64}
 
 
 def test_emulation_is_close_to_float64():
-    xs, w = rmsnorm.rows(2, 4096, 16), rmsnorm.weight(4096)
-    ss = rmsnorm.emulate_ss(xs, 4096)
+    xs, w = rms_norm.rows(2, 4096, 16), rms_norm.weight(4096)
+    ss = rms_norm.emulate_ss(xs, 4096)
     ref = (xs.astype(np.float64) ** 2).sum(axis=1)
     assert np.max(np.abs(ss - ref) / ref) < 1e-5
-    inv = (1 / np.sqrt(rmsnorm.rsqrt_arg(ss, 4096).astype(np.float64))).astype(np.float32)
-    assert np.max(np.abs(rmsnorm.apply(xs, w, inv) - rmsnorm.reference(xs, w))) < 1e-5
+    inv = (1 / np.sqrt(rms_norm.rsqrt_arg(ss, 4096).astype(np.float64))).astype(np.float32)
+    assert np.max(np.abs(rms_norm.apply(xs, w, inv) - rms_norm.reference(xs, w))) < 1e-5
 
 
 def test_sass_widened_apply_is_128_bit():
-    if kernels.nvrtc_version() < (13, 5):
+    if compiler.nvrtc_version() < (13, 5):
         pytest.skip("needs the pinned NVRTC 13.5")
-    b = kernels.compile_offline("rms_norm")
-    ops = {e: set(kernels.sass_instructions(b.sass(e))) for e in ("rms_norm_f32", "rms_norm_wide<true>")}
+    b = compiler.compile_offline("rms_norm")
+    ops = {e: set(sass.sass_instructions(b.sass(e))) for e in ("rms_norm_f32", "rms_norm_wide<true>")}
     assert "LDG.E.128.CONSTANT" in ops["rms_norm_wide<true>"] and "STG.E.128" in ops["rms_norm_wide<true>"]
     assert not any(".128" in o for o in ops["rms_norm_f32"])
 
@@ -133,9 +136,9 @@ def test_recorded_byte_identity_and_emulation(rec, n):
 def test_emulation_reproduces_recorded_gpu_bits_here(rec, n):
     c = rec.identity_at(n)
     k = 128
-    xs = rmsnorm.rows(c.seed, n, k)
-    assert floatbits.bits(rmsnorm.emulate_ss(xs, n)).tolist() == c.gpu_ss_bits("original")[:k].tolist()
-    wide = rmsnorm.emulate_ss(xs, n, c.plan("wide_reduce").reduce_threads)
+    xs = rms_norm.rows(c.seed, n, k)
+    assert floatbits.bits(rms_norm.emulate_ss(xs, n)).tolist() == c.gpu_ss_bits("original")[:k].tolist()
+    wide = rms_norm.emulate_ss(xs, n, c.plan("wide_reduce").reduce_threads)
     assert floatbits.bits(wide).tolist() == c.gpu_ss_bits("wide_reduce")[:k].tolist()
 
 
@@ -187,9 +190,9 @@ def test_headline_figures(rec):
 
 
 def test_many_rows_drawn_in_threads_are_the_rows_drawn_one_by_one():
-    many = rmsnorm.rows(11, 2048, 1500, start=7)
+    many = rms_norm.rows(11, 2048, 1500, start=7)
     assert many.shape == (1500, 2048) and many.dtype == np.float32
-    assert np.array_equal(many, np.stack([rmsnorm.row(11, 2048, r) for r in range(7, 1507)]))
+    assert np.array_equal(many, np.stack([rms_norm.row(11, 2048, r) for r in range(7, 1507)]))
 
 
 def test_identity_counts_by_runs_of_rows_equal_one_pass_over_all_rows():
@@ -197,15 +200,15 @@ def test_identity_counts_by_runs_of_rows_equal_one_pass_over_all_rows():
     over every row (here on outputs made on the CPU: the emulated original, and a 'reduction' that changes
     some rows' ss)."""
     n, count = 1024, 97
-    xs = rmsnorm.rows(11, n, count)
-    w = rmsnorm.weight(n)
-    ss = rmsnorm.emulate_ss(xs, n)
-    inv = (1.0 / np.sqrt(rmsnorm.rsqrt_arg(ss, n).astype(np.float64))).astype(np.float32)
-    o = rmsnorm.apply(xs, w, inv)
+    xs = rms_norm.rows(11, n, count)
+    w = rms_norm.weight(n)
+    ss = rms_norm.emulate_ss(xs, n)
+    inv = (1.0 / np.sqrt(rms_norm.rsqrt_arg(ss, n).astype(np.float64))).astype(np.float32)
+    o = rms_norm.apply(xs, w, inv)
     ss_r = ss.copy()
     ss_r[::7] = np.nextafter(ss_r[::7], np.float32(np.inf))
-    inv_r = (1.0 / np.sqrt(rmsnorm.rsqrt_arg(ss_r, n).astype(np.float64))).astype(np.float32)
-    wr = rmsnorm.apply(xs, w, inv_r)
+    inv_r = (1.0 / np.sqrt(rms_norm.rsqrt_arg(ss_r, n).astype(np.float64))).astype(np.float32)
+    wr = rms_norm.apply(xs, w, inv_r)
     chain = o.copy()
     outs = {"original": o, "wide": o.copy(), "wide_reduce": wr, "original_chain": chain, "wide_chain": o.copy()}
     stats = {k: np.stack([ss, inv], axis=1) for k in outs}
@@ -218,8 +221,8 @@ def test_identity_counts_by_runs_of_rows_equal_one_pass_over_all_rows():
     assert runs["reduce_out_elements_changed"] == int(diff.sum())
     assert runs["wide_identical"] and runs["chain_identical"] and runs["apply_emulation_matches_gpu"]
     assert runs["emulation_ss_matches_gpu"]["narrow"] == count
-    ref = rmsnorm.reference(xs, w)
+    ref = rms_norm.reference(xs, w)
     assert runs["max_rel_err_vs_float64"]["original"] == float(np.max(np.abs(o - ref) / np.abs(ref)))
     chain[5, 3] += 1.0
     assert not rmsnorm.identity_counts(xs, w, outs, stats, 1024, workers=3)["chain_identical"]
-    assert rmsnorm.row_chunks(10, 3) == [(0, 3), (3, 6), (6, 10)] and rmsnorm.row_chunks(2, 8) == [(0, 1), (1, 2)]
+    assert rms_norm.row_chunks(10, 3) == [(0, 3), (3, 6), (6, 10)] and rms_norm.row_chunks(2, 8) == [(0, 1), (1, 2)]

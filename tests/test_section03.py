@@ -5,22 +5,27 @@ import statistics
 import numpy as np
 import pytest
 
-from launchlab import bandwidth, diagnosis, instruments, kda, kernels, mode, widgets
+from launchlab.core import compiler, diagnosis, loader, mode, sass
+from launchlab.faces import widgets
+from launchlab.kernels import kda_decode
+from launchlab.sections.s00_start import instruments
+from launchlab.sections.s01_arithmetic import bandwidth
+from launchlab.sections.s03_starvation import kda
 
 
 # ------------------------------------------------------------------ plans and refusals
 def test_plans_follow_the_gates(clean_gates, monkeypatch):
-    p = kda.plan(12)
+    p = kda_decode.plan(12)
     assert (p.bv, p.grid, p.block, p.blocks, p.mode) == (32, (4, 12), 256, 48, "rn")
     monkeypatch.setenv("LAUNCHLAB_KDA_VT", "0")
     monkeypatch.setenv("LAUNCHLAB_KDA_ELIDE", "store")
-    p = kda.plan(12)
+    p = kda_decode.plan(12)
     assert (p.bv, p.grid, p.block, p.blocks, p.expr) == (128, (1, 12), 1024, 12, "kda_decode<0>")
 
 
 def test_bytes_moved_is_the_lectures_figure():
-    assert kda.bytes_moved(12, 128, "store") == pytest.approx(3.1e6, rel=0.03)
-    assert kda.bytes_moved(12, 128, "rn") / kda.bytes_moved(12, 128, "store") == pytest.approx(0.75, abs=0.01)
+    assert kda_decode.bytes_moved(12, 128, "store") == pytest.approx(3.1e6, rel=0.03)
+    assert kda_decode.bytes_moved(12, 128, "rn") / kda_decode.bytes_moved(12, 128, "store") == pytest.approx(0.75, abs=0.01)
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -29,12 +34,12 @@ def test_bytes_moved_is_the_lectures_figure():
     (dict(v=128, bv=32, mode_="fast"), "mode must be"), (dict(v=0, bv=32), "V must be"),
 ])
 def test_bad_geometry_refused(kw, match):
-    with pytest.raises(kda.KDAError, match=match):
-        kda.plan(12, **kw)
+    with pytest.raises(kda_decode.KDAError, match=match):
+        kda_decode.plan(12, **kw)
 
 
 def _arrays(h=4, v=128, **over):
-    a = {k: x for k, x in kda.inputs(h, v).items()}
+    a = {k: x for k, x in kda_decode.inputs(h, v).items()}
     a["o"] = np.zeros((h, v), np.float32)
     a.update(over)
     return a
@@ -50,25 +55,25 @@ def _arrays(h=4, v=128, **over):
 ])
 def test_bad_inputs_refused(over, match):
     a = _arrays(**over)
-    with pytest.raises(kda.KDAError, match=match):
-        kda.validate(a["q"], a["k"], a["v"], a["g"], a["beta"], a["state"], a["o"], 4, 128)
+    with pytest.raises(kda_decode.KDAError, match=match):
+        kda_decode.validate(a["q"], a["k"], a["v"], a["g"], a["beta"], a["state"], a["o"], 4, 128)
 
 
 def test_reference_is_column_local():
     """Splitting the value columns and stepping each part alone gives the same state and output."""
-    h = kda.inputs(3, 128, seed=2)
-    o, s = kda.reference(**h)
-    parts = [kda.reference(h["q"], h["k"], h["v"][:, j:j + 32], h["g"], h["beta"], h["state"][:, j:j + 32])
+    h = kda_decode.inputs(3, 128, seed=2)
+    o, s = kda_decode.reference(**h)
+    parts = [kda_decode.reference(h["q"], h["k"], h["v"][:, j:j + 32], h["g"], h["beta"], h["state"][:, j:j + 32])
              for j in range(0, 128, 32)]
     assert np.allclose(np.concatenate([p[0] for p in parts], axis=1), o, rtol=0, atol=1e-12)
     assert np.allclose(np.concatenate([p[1] for p in parts], axis=1), s, rtol=0, atol=1e-12)
 
 
 def test_kernel_sass_shows_the_fma_trap_and_the_elided_store():
-    if kernels.nvrtc_version() < (13, 5):
+    if compiler.nvrtc_version() < (13, 5):
         pytest.skip("needs the pinned NVRTC 13.5")
-    b = kernels.compile_offline("kda_decode")
-    ops = {m: kernels.sass_instructions(b.sass(f"kda_decode<{i}>")) for m, i in kda.MODES.items()}
+    b = compiler.compile_offline("kda_decode")
+    ops = {m: sass.sass_instructions(b.sass(f"kda_decode<{i}>")) for m, i in kda_decode.MODES.items()}
     assert ops["fma"].count("FFMA") - ops["rn"].count("FFMA") == 16 == ops["rn"].count("FMUL") - ops["fma"].count("FMUL")
     assert ops["store"].count("STG.E.128") == 2 * ops["rn"].count("STG.E.128")
 
@@ -138,7 +143,7 @@ def test_hot_bandwidth_can_beat_hbm_cold_cannot():
 
 def test_mains_time_does_not_follow_its_bytes():
     d = kda.recorded()
-    t = [d.point(tp, kda.V, "store", "walk").cold.median for tp in (8, 4, 2, 1)]
+    t = [d.point(tp, kda_decode.V, "store", "walk").cold.median for tp in (8, 4, 2, 1)]
     assert max(t) / min(t) < 1.25                              # 8x the bytes, about the same time
 
 
@@ -177,10 +182,10 @@ def test_recorded_speed_goals():
 
 def test_tp_sweep_baseline_collapses_tiled_holds():
     d = kda.recorded()
-    main8, main1 = (d.point(tp, kda.V, "store", "walk") for tp in (8, 1))
+    main8, main1 = (d.point(tp, kda_decode.V, "store", "walk") for tp in (8, 1))
     assert main8.tbs_cold < main1.tbs_cold / 5                               # 96 -> 12 blocks: bandwidth collapses
     assert d.tiled(8).tbs_cold > 1.5 * main8.tbs_cold
-    assert d.point(8, kda.V, "store") is d.baseline(8)
+    assert d.point(8, kda_decode.V, "store") is d.baseline(8)
     assert all(p.cold is not None and p.cold.l2 == "cold" for p in d.sweep)
     with pytest.raises(KeyError, match="tp=3"):
         d.point(3, 32, "rn")
@@ -241,14 +246,14 @@ def test_geometry_is_evidence_far_and_tight_on_a_full_grid_is_not_starvation():
 
 
 def test_kda_geometry_comes_from_the_plan_and_the_calculator():
-    g = kda.geometry(12, kda.V, "store", "tuned")
-    regs, smem = kernels.resources("kda_decode", kda.plan(12, kda.V, kda.V, "store", "tuned").expr)
-    from launchlab import occupancy
+    g = kda_decode.geometry(12, kda_decode.V, "store", "tuned")
+    regs, smem = loader.resources("kda_decode", kda_decode.plan(12, kda_decode.V, kda_decode.V, "store", "tuned").expr)
+    from launchlab.core import occupancy
     assert g.blocks == 12 and g.sms_with_work == 12
     assert g.blocks_per_sm == occupancy.occupancy(1024, regs, smem).blocks_per_sm
-    assert kda.geometry(12, kda.BV_TILED, "rn").blocks == 48
-    w = kda.geometry(12, kda.V, "store", "walk")
-    wregs, wsmem = kernels.resources("kda_decode", "kda_walk<0>")
+    assert kda_decode.geometry(12, kda_decode.BV_TILED, "rn").blocks == 48
+    w = kda_decode.geometry(12, kda_decode.V, "store", "walk")
+    wregs, wsmem = loader.resources("kda_decode", "kda_walk<0>")
     assert w.blocks == 12 and w.blocks_per_sm == occupancy.occupancy(128, wregs, wsmem).blocks_per_sm
 
 

@@ -2,7 +2,10 @@
 the tp sweep and the peer -- and the explorer, on the H200 recording (any machine)."""
 import pytest
 
-from launchlab import derive, mla, mode, splits, widgets
+from launchlab.core import mode
+from launchlab.faces import widgets
+from launchlab.kernels import mla, splits
+from launchlab.sections.s04_derive import derive
 
 
 @pytest.fixture(scope="module")

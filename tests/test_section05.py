@@ -1,15 +1,18 @@
 """§5: sharding plants the next occupancy bug -- the audit greps for the dimension, and the recorded tp sweep."""
-from launchlab import audit, kda
+from launchlab.sections.s03_starvation import kda
+from launchlab.sections.s05_sharding import audit
 
 
 def test_audit_finds_the_head_derived_grid_and_lists_the_rest():
     hits = audit.grep("head")
     dependent = {(s.file, s.function) for s, hit in hits if hit}
     # KDA; MLA's split and combine; and the decode step's own glue whose grid is n_head (kda_prep: the fine one)
-    assert dependent == {("kda.py", "step"), ("mla.py", "split"), ("mla.py", "combine"), ("decode.py", "step")}
-    prep = [s for s, hit in hits if hit and s.file == "decode.py" and "kda_heads" in s.grid]
+    assert dependent == {("kernels/kda_decode.py", "step"), ("kernels/mla.py", "split"),
+                         ("kernels/mla.py", "combine"), ("kernels/decode.py", "step")}
+    prep = [s for s, hit in hits if hit and s.file == "kernels/decode.py" and "kda_heads" in s.grid]
     assert len(prep) == 1
-    assert len(hits) >= 8 and {s.file for s, _ in hits} >= {"bandwidth.py", "rmsnorm.py", "waves.py", "kda.py"}
+    assert len(hits) >= 8 and {s.file for s, _ in hits} >= {"kernels/stream_read.py", "kernels/rms_norm.py", "kernels/waves.py",
+                                                  "kernels/kda_decode.py"}
     assert any(f == "kda_decode.cu" and "blockIdx.y" in t for f, _, t in audit.kernel_axes())
 
 

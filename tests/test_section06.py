@@ -4,7 +4,9 @@ import statistics
 
 import pytest
 
-from launchlab import decode, gates, onebinary, stepprofile
+from launchlab.core import gates
+from launchlab.kernels import decode
+from launchlab.sections.s06_one_binary import onebinary, stepprofile
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 tolerance test that passes every arm, and the FMA forms' bytes against their SASS."""
 import pytest
 
-from launchlab import fmatrap, identity, splits
+from launchlab.kernels import splits
+from launchlab.sections.s07_bit_identity import fmatrap, identity
 
 
 @pytest.fixture(scope="module")

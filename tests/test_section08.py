@@ -3,7 +3,8 @@ gate, batch invariance, and the bounded skip -- on the H200 recording (any machi
 import numpy as np
 import pytest
 
-from launchlab import mla, reassociation
+from launchlab.kernels import mla
+from launchlab.sections.s08_reshape import reassociation
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,10 @@
-"""Who else is on the GPU (launchlab.sharing): what is said beside a timing (any machine); NVML on a GPU."""
-import os
+"""Who else is on the GPU (launchlab.core.sharing): what is said beside a timing (any machine); NVML on a GPU."""
 import subprocess
 import sys
 
 import pytest
 
-from launchlab import mode, sharing, timing
+from launchlab.core import mode, sharing, timing
 
 live = pytest.mark.skipif(not mode.is_live(), reason="needs a GPU")
 

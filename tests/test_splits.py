@@ -1,7 +1,7 @@
 """§4: the split count is derived from the shape and a named target (arithmetic; any machine)."""
 import pytest
 
-from launchlab import splits
+from launchlab.kernels import splits
 
 
 def test_the_lectures_grid_at_131072():

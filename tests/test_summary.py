@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from launchlab import summary
+from launchlab.faces import summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,8 @@ def test_every_figure_is_a_plain_number_or_boolean(figs):
 
 
 def test_values_are_the_recordings(figs):
-    from launchlab import bandwidth, kda
+    from launchlab.sections.s01_arithmetic import bandwidth
+    from launchlab.sections.s03_starvation import kda
     s = bandwidth.recorded()
     assert figs["01"]["copy_ceiling_tbs"] == pytest.approx(s.copy_tbs, rel=1e-3)
     assert figs["01"]["peak_read_tbs"] == pytest.approx(s.peak().tbs, rel=1e-3)
@@ -77,7 +78,7 @@ def test_a_broken_recording_fails_loudly(tmp_path):
 def test_the_kept_browser_report_is_a_passing_run_over_every_notebook(figs):
     """data/browser/report.json is rewritten by every whole `make test-browser`; the one kept must cover every
     notebook, have moved every widget it found, and seen no console error."""
-    from launchlab import course
+    from launchlab.faces import course
     report = json.loads(summary.BROWSER_REPORT.read_text())
     assert {r["notebook"] for r in report["results"]} == {p.name for p in course.notebooks()}
     assert report["failed"] == [] and report["console_errors"] == 0
@@ -89,7 +90,7 @@ def test_the_kept_browser_report_is_a_passing_run_over_every_notebook(figs):
 
 
 def test_achieved_occupancy_agrees_with_ncu(figs):
-    from launchlab import achieved
+    from launchlab.sections.s01_arithmetic import achieved
     assert figs["01"]["achieved_occupancy_vs_ncu_max_abs_pct"] == pytest.approx(achieved.recorded().max_abs_vs_ncu(),
                                                                                 rel=1e-3)
     assert figs["01"]["achieved_occupancy_vs_ncu_max_abs_pct"] <= 10

@@ -1,7 +1,7 @@
 """Block timelines: the arithmetic on synthetic stamps (any machine), and the stamps compiled in only where asked."""
 import pytest
 
-from launchlab import kernels, timeline
+from launchlab.core import compiler, loader, timeline
 
 
 def tl(starts, ends, sms, block=256):
@@ -40,12 +40,12 @@ def test_a_timeline_needs_one_stamp_per_block():
     ("kda_decode", "kda_decode<1>", "kda_decode<1, true>"),
 ])
 def test_the_stamps_are_compiled_in_only_where_asked_and_keep_the_registers(family, plain, stamped):
-    b = kernels.compile_offline(family)
+    b = compiler.compile_offline(family)
     plain_sass, stamped_sass = b.sass(plain), b.sass(stamped)
     assert "GLOBALTIMER" not in plain_sass and "SMID" not in plain_sass
     assert "GLOBALTIMER" in stamped_sass and "SMID" in stamped_sass          # %globaltimer, %smid
     if family != "waves":     # fixed_work's residency is pinned by shared memory, whatever its registers
-        regs = {e: kernels.compiled_resources(family, e)[0].registers for e in (plain, stamped)}
+        regs = {e: loader.compiled_resources(family, e)[0].registers for e in (plain, stamped)}
         assert regs[stamped] <= regs[plain], regs    # (the loaded kernels' where NVRTC gives no ptxas report)
 
 
@@ -63,7 +63,7 @@ NCU_CSV = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
 
 
 def test_ncu_csv_is_read_per_launch_in_launch_order():
-    from launchlab import profile
+    from launchlab.core import profile
     rows = profile.parse_csv(NCU_CSV)
     assert [r.launch for r in rows] == [0, 1]
     assert rows[0].grid == 12 and rows[0].block == 256 and rows[0].achieved_pct == pytest.approx(12.48)
@@ -73,7 +73,7 @@ def test_ncu_csv_is_read_per_launch_in_launch_order():
 
 # ------------------------------------------------------------------ the H200 recording (issue 10)
 def test_recorded_timelines_agree_with_ncu_within_ten_points():
-    from launchlab import achieved
+    from launchlab.sections.s01_arithmetic import achieved
     d = achieved.recorded()
     assert d.ncu_error is None and len(d.vs_ncu()) == len(d.stream) + len(d.kda)
     assert d.max_abs_vs_ncu() <= 10
@@ -83,7 +83,7 @@ def test_recorded_timelines_agree_with_ncu_within_ten_points():
 
 
 def test_recorded_timelines_show_the_geometry():
-    from launchlab import achieved
+    from launchlab.sections.s01_arithmetic import achieved
     d = achieved.recorded()
     assert d.case("main").sms_with_work == 12 and d.case("fix").sms_with_work == 48
     assert d.case(achieved.stream_name(12)).sms_with_work == 12

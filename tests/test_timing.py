@@ -2,7 +2,7 @@ import statistics
 
 import pytest
 
-from launchlab import timing
+from launchlab.core import timing
 
 
 def test_timing_summary_keeps_every_rep():
@@ -41,7 +41,8 @@ def test_abba_runs_arms_in_that_order_and_reports_per_rep():
 
 @pytest.mark.gpu
 def test_events_and_graph_on_the_gpu():
-    from launchlab import waves
+
+    from launchlab.kernels import waves
     w = waves.WaveKernels(max_grid=8)
     one = lambda: w.launch_work(1, 1, 32, iters=64)  # noqa: E731
     ev = timing.events(one, reps=20)

@@ -1,7 +1,9 @@
 """The explorers' update functions (what the sliders show), in replay."""
 import pytest
 
-from launchlab import bandwidth, mode, occupancy, waves, widgets
+from launchlab.core import mode, occupancy
+from launchlab.faces import widgets
+from launchlab.sections.s01_arithmetic import bandwidth, staircases
 
 pytestmark = pytest.mark.skipif(mode.is_live(), reason="replay values; live mode measures instead")
 
@@ -17,7 +19,7 @@ def test_bandwidth_explorer_shows_the_recorded_point():
 
 
 def test_wave_explorer_and_model():
-    ex = widgets.WaveExplorer(waves.recorded())
+    ex = widgets.WaveExplorer(staircases.recorded())
     r = ex.update(2, 265)
     assert r["waves"] == 2 and r["blocks_per_wave"] == 264
     assert r["median_us"] == pytest.approx(r["predicted_us"], rel=0.15)
@@ -37,11 +39,11 @@ def test_moving_the_sliders_redraws():
     block.value = 1024
     assert "grid 48 x block 1024" in ex.shown and f"{s.at(48, 1024).tbs:.2f} TB/s" in ex.shown
 
-    ex = widgets.WaveExplorer(waves.recorded())
+    ex = widgets.WaveExplorer(staircases.recorded())
     res, grid = ex.widget().children[0].children
     grid.value = 265
     res.value = 1          # another residency keeps the grid slider near where it was, not at 1
-    assert grid.value > 200 and grid.value in waves.recorded().at(1).grids
+    assert grid.value > 200 and grid.value in staircases.recorded().at(1).grids
     grid.value = 133
     assert "grid 133 at 1 block(s)/SM = 2 wave(s) of 132" in ex.shown
 
@@ -62,9 +64,12 @@ def test_moving_the_sliders_redraws():
 def test_every_explorer_marks_the_chosen_point_the_same_way():
     """One convention: an open black square at the slider's position, on every explorer's figure."""
     import matplotlib.pyplot as plt
-    from launchlab import derive, kda, rmsnorm
+
+    from launchlab.sections.s02_width import rmsnorm
+    from launchlab.sections.s03_starvation import kda
+    from launchlab.sections.s04_derive import derive
     cases = [(widgets.BandwidthExplorer(bandwidth.recorded()), dict(grid=48, block=256)),
-             (widgets.WaveExplorer(waves.recorded()), dict(residency=2, grid=265)),
+             (widgets.WaveExplorer(staircases.recorded()), dict(residency=2, grid=265)),
              (widgets.OccupancyExplorer(), dict(block=96, regs=64, smem=0)),
              (widgets.RMSExplorer(rmsnorm.recorded()), dict(n=7168, block=512)),
              (widgets.KDAExplorer(kda.recorded()), dict(tp=8, bv=32)),
@@ -100,6 +105,7 @@ def test_a_notebook_read_on_a_web_page_shows_each_explorer_as_a_picture():
     """nbconvert's HTML (what a web page shows) falls back to the preview PNG: no `VBox(...)` text."""
     import re
     from pathlib import Path
+
     from nbconvert import HTMLExporter
     html, _ = HTMLExporter().from_filename(str(Path(__file__).resolve().parent.parent / "notebooks" / "01_the_arithmetic.ipynb"))
     assert "VBox(children" not in html and "HBox(children" not in html
@@ -109,7 +115,8 @@ def test_a_notebook_read_on_a_web_page_shows_each_explorer_as_a_picture():
 
 
 def test_the_lab_sweep_shows_the_recorded_step_for_each_offender_knob():
-    from launchlab import lab, widgets
+    from launchlab.faces import widgets
+    from launchlab.sections.s09_lab import lab
     w = widgets.LabSweep(lab.recorded())
     r = w.update("kda_bv", 32)
     assert r["grid"] == [4, 12] and r["sms"] == 48 and r["source"] == "recorded on the H200"

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from launchlab import summary  # noqa: E402
+from launchlab.faces import summary  # noqa: E402
 
 
 def paths(v, prefix="") -> set[str]:

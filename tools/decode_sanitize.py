@@ -11,7 +11,8 @@ import sys
 import cupy as cp
 import numpy as np
 
-from launchlab import decode, gates, timing
+from launchlab.core import gates, timing
+from launchlab.kernels import decode
 
 layers = int(sys.argv[1]) if len(sys.argv) > 1 else decode.FULL_LAYERS
 ctx = int(sys.argv[2]) if len(sys.argv) > 2 else 256

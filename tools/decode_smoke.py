@@ -9,7 +9,8 @@ import time
 
 import cupy as cp
 
-from launchlab import decode, timing
+from launchlab.core import timing
+from launchlab.kernels import decode
 
 for ctx in [int(a) for a in sys.argv[1:]] or [2048, 131_072]:
     t0 = time.time()

@@ -17,14 +17,21 @@ import sys
 import time
 from pathlib import Path
 
-from launchlab import (accuracy, achieved, bandwidth, derive, identity, instruments, kda, lab, occupancy_probe,
-                       onebinary, pdlchain, reassociation, rmsnorm, waves)
+from launchlab.sections.s00_start import instruments
+from launchlab.sections.s01_arithmetic import achieved, bandwidth, occupancy_probe, staircases
+from launchlab.sections.s02_width import rmsnorm
+from launchlab.sections.s03_starvation import kda
+from launchlab.sections.s04_derive import derive
+from launchlab.sections.s06_one_binary import accuracy, onebinary, pdlchain
+from launchlab.sections.s07_bit_identity import identity
+from launchlab.sections.s08_reshape import reassociation
+from launchlab.sections.s09_lab import lab
 
 # the heaviest first (their recordings took longest), so a deadline cuts only the cheap ones
 DOORS = {"section06": onebinary.DOOR, "accuracy": accuracy.DOOR, "section02": rmsnorm.DOOR, "lab": lab.DOOR,
          "device": instruments.DOOR, "timeline": achieved.DOOR, "section04": derive.DOOR, "section07": identity.DOOR,
          "section08": reassociation.DOOR, "section03": kda.DOOR, "pdl": pdlchain.DOOR, "section01": bandwidth.DOOR,
-         "waves": waves.DOOR, "ceiling": bandwidth.CEILING, "occupancy": occupancy_probe.DOOR,
+         "waves": staircases.DOOR, "ceiling": bandwidth.CEILING, "occupancy": occupancy_probe.DOOR,
          "launch_costs": instruments.LAUNCH_COSTS}
 
 

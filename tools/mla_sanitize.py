@@ -5,7 +5,7 @@ a partial head tile, forced splits, batch 2, and the combine's skip engaged.
 """
 import cupy as cp
 
-from launchlab import mla
+from launchlab.kernels import mla
 
 for body in mla.BODIES:
     for (b, h, ctx, kw) in ((1, 16, 3000, {"n_splits": 5}), (1, 20, 9000, {}), (2, 16, 10_001, {"floor": "hardcoded"}),

@@ -5,10 +5,11 @@ attribute on (A) and off (B) at the eval context: the PDL gain under each arm, i
 
     python tools/pdl_main_diag.py [LAYERS]      (on a GPU; default: the full depth)
 """
-import statistics
 import sys
 
-from launchlab import decode, gates, onebinary
+from launchlab.core import gates
+from launchlab.kernels import decode
+from launchlab.sections.s06_one_binary import onebinary
 
 layers = int(sys.argv[1]) if len(sys.argv) > 1 else decode.FULL_LAYERS
 main, fixed = gates.preset("main"), gates.preset("fixed")

@@ -10,7 +10,12 @@ from __future__ import annotations
 import sys
 import time
 
-from launchlab import decode, gates, identity, instruments, kernels, onebinary, rmsnorm, stepprofile
+from launchlab.core import gates, loader
+from launchlab.kernels import decode, rms_norm
+from launchlab.sections.s00_start import instruments
+from launchlab.sections.s02_width import rmsnorm
+from launchlab.sections.s06_one_binary import onebinary, stepprofile
+from launchlab.sections.s07_bit_identity import identity
 
 
 def _sync():
@@ -41,7 +46,7 @@ def main(argv=None) -> int:
         if n == "compile":
             phase("device door (cold compile)", lambda: instruments.DOOR.measure() and "")
         elif n == "compile_again":
-            phase("load_all again (cached)", lambda: f"{kernels.load_all():.2f} s inside")
+            phase("load_all again (cached)", lambda: f"{loader.load_all():.2f} s inside")
         elif n == "build":
             for ctx in (onebinary.SHORT_CTX, onebinary.CTX):
                 phase(f"build ctx {ctx:,}", lambda ctx=ctx: models.__setitem__(
@@ -61,7 +66,7 @@ def main(argv=None) -> int:
         elif n == "rms":
             phase("rms compare_rows 7168 x 10000", lambda: rmsnorm.compare_rows(7168, 10000) and "")
             phase("rms time_width 7168", lambda: rmsnorm.time_width(7168) and "")
-            phase("rms abba 7168", lambda: rmsnorm.abba(rmsnorm.Bench(7168)) and "")
+            phase("rms abba 7168", lambda: rmsnorm.abba(rms_norm.Bench(7168)) and "")
             phase("rms in_flight 7168", lambda: rmsnorm.in_flight(7168) and "")
         elif n == "compare":
             models.clear()

@@ -14,7 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from launchlab import decode, gates
+from launchlab.core import gates
+from launchlab.kernels import decode
 
 
 def main(argv=None) -> int:

@@ -2,7 +2,7 @@
 
     python tests/browser/course_html.py [build/course] [--mode live|replay]
 
-For each page `launchlab.course.build` wrote: open it from disk in Debian's Chromium (Playwright with
+For each page `launchlab.faces.course.build` wrote: open it from disk in Debian's Chromium (Playwright with
 executable_path; never `playwright install`), wait for every image to finish loading, count the output images
 that decoded (naturalWidth > 0) against the figures the executed notebook holds (build/course/figures.json),
 and save a full-page screenshot under build/course/screens/. The counts go into data/course/<mode>.json beside

@@ -1,0 +1,148 @@
+"""The notebooks as a whole: executed headless into HTML (`make course`), or refreshed in place with their
+replay-mode outputs (`make notebooks`, what is committed).
+
+A committed notebook carries the outputs of a replay run, so it reads well on a web page and nbval can compare
+it. `refresh` makes those outputs the same way every time: the kernel runs in replay, the kernelspec is the
+installed one ("Python 3 (ipykernel)", so JupyterLab does not open the notebook modified), every cell has an
+id, and no widget state is stored: a saved explorer shows its static preview (the recorded figure and a "run
+the cell" note), never a disconnected widget that looks live.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+
+from launchlab.core import hardware, mode, paths, reuse
+
+NOTEBOOK_DIR = paths.ROOT / "notebooks"
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def notebooks(names=None) -> list[Path]:
+    found = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+    if names:
+        found = [p for p in found if any(n in p.name for n in names)]
+    return found
+
+
+def normalize(nb, path: Path) -> None:
+    """Kernelspec, cell ids and no stored widget state: what every committed notebook has."""
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata.pop("widgets", None)
+    nb.nbformat_minor = max(int(nb.get("nbformat_minor", 4)), 5)
+    seen = set()
+    for i, c in enumerate(nb.cells):
+        if not c.get("id") or c["id"] in seen:
+            c["id"] = hashlib.sha1(f"{path.name}:{i}:{c.source}".encode()).hexdigest()[:8]
+        seen.add(c["id"])
+        c.metadata.pop("execution", None)          # per-run timestamps: noise in every diff
+
+
+def execute(path: Path, timeout: int = 900):
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
+
+
+def refresh(names=None) -> int:
+    """Re-execute notebooks in place in replay mode and normalize them (what is committed)."""
+    import nbformat
+
+    os.environ["LAUNCHLAB_MODE"] = "replay"
+    for p in notebooks(names):
+        t0 = time.perf_counter()
+        nb = execute(p)
+        normalize(nb, p)
+        nbformat.write(nb, p)
+        print(f"{p.name:<40} {time.perf_counter() - t0:6.1f} s (replay, refreshed in place)")
+    return 0
+
+
+REPORT_DIR = paths.ROOT / "data" / "course"
+LIMITS_S = {"replay": 120, "live": 360}          # the whole course: replay on a 2-core machine, live on the H200
+
+
+def figures(nb) -> int:
+    """Image outputs of an executed notebook: what its HTML must show."""
+    return sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+               if "image/png" in o.get("data", {}) or "image/svg+xml" in o.get("data", {}))
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def static_previews(nb) -> None:
+    """For a page with no kernel: every explorer output shows its static preview. An explorer's output carries
+    both a widget view and the preview (the recorded figure); a page would pick the view, which needs a live
+    kernel or the widgets' saved state and scripts from a CDN, and show nothing. The page keeps the preview."""
+    nb.metadata.pop("widgets", None)
+    for c in nb.cells:
+        for o in c.get("outputs", []) if c.cell_type == "code" else []:
+            data = o.get("data", {})
+            if WIDGET_VIEW in data and len(data) > 1:
+                del data[WIDGET_VIEW]
+
+
+def build(out: str = "build/course", report: bool = True) -> int:
+    """Every notebook executed headless (in the mode this machine runs) into HTML under `out`; the wall time of
+    the whole course printed against its limit and written to data/course/<mode>.json, with each notebook's
+    time and figure count (tests/browser/course_html.py then opens the HTML and checks every figure is there)."""
+    import datetime as dt
+    import json
+
+    import nbformat  # noqa: F401 - the HTML exporter needs it installed
+    from nbconvert import HTMLExporter
+
+
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    m = "live" if mode.is_live() else "replay"
+    ok, rows = True, []
+    if m == "live":     # a fresh session: notebooks reuse what an earlier notebook of this run measured, no more
+        import tempfile
+        os.environ["LAUNCHLAB_LIVE_DIR"] = tempfile.mkdtemp(prefix="launchlab-live-")
+    start = time.perf_counter()
+    for nb_path in notebooks():
+        t0 = time.perf_counter()
+        try:
+            nb = execute(nb_path)
+            static_previews(nb)
+            html, _ = HTMLExporter().from_notebook_node(nb)
+        except Exception as e:  # report and continue with the others
+            ok = False
+            print(f"FAILED {nb_path.name}: {type(e).__name__}: {str(e)[:400]}", file=sys.stderr)
+            rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": False,
+                         "error": f"{type(e).__name__}: {str(e)[:400]}"})
+            continue
+        (outdir / (nb_path.stem + ".html")).write_text(html)
+        rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": True,
+                     "figures": figures(nb), "html": nb_path.stem + ".html"})
+        print(f"{nb_path.name:<40} {rows[-1]['seconds']:6.1f} s  {rows[-1]['figures']:>2} figures -> "
+              f"{outdir / (nb_path.stem + '.html')}")
+    total = round(time.perf_counter() - start, 1)
+    within = total <= LIMITS_S[m]
+    print(f"the whole course, {m}: {len(rows)} notebooks in {total:.1f} s on {os.cpu_count()} CPUs "
+          f"(limit {LIMITS_S[m]} s: {'within' if within else 'OVER'})")
+    (outdir / "mode.txt").write_text(m + "\n")
+    (outdir / "figures.json").write_text(json.dumps({r["html"]: r["figures"] for r in rows if r["ok"]}, indent=1))
+    doors = reuse.logged() if m == "live" else []
+    for d in sorted(doors, key=lambda d: -d["seconds"])[:12]:
+        print(f"   {d['seconds']:7.1f} s  {'reused   ' if d['reused'] else 'measured '} {d['door']}")
+    if report:
+        REPORT_DIR.mkdir(parents=True, exist_ok=True)
+        machine = {"cpus": os.cpu_count()}
+        if m == "live":
+            machine["gpu"] = hardware.from_device().name
+        (REPORT_DIR / f"{m}.json").write_text(json.dumps(
+            {"mode": m, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "seconds": total,
+             "limit_seconds": LIMITS_S[m], "within_limit": within, "machine": machine, "notebooks": rows,
+             **({"doors": doors} if doors else {})},
+            indent=1) + "\n")
+    return 0 if ok and within else 1

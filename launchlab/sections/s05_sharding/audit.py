@@ -1,0 +1,178 @@
+"""§5: after sharding a dimension, audit every launch whose grid is derived from it.
+
+`sites()` finds every kernel launch in the package (calls of `.launch(grid, block, ...)`) and, for each, the
+names its grid expression is built from -- followed back through the assignments of the enclosing function
+and the fields of the Plan objects that carry geometry. `grep(dimension)` then reports every site, marking
+those whose grid depends on the dimension and those that do not: grep for the dimension, not for the kernel.
+The kernels' own side (`blockIdx.y` read as a head index, etc.) is listed by `kernel_axes()`.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from launchlab.core import paths
+
+PACKAGE = paths.PACKAGE
+KERNELS = PACKAGE.parent / "kernels"
+
+
+@dataclass
+class Site:
+    file: str
+    line: int
+    function: str
+    grid: str                  # the grid expression as written
+    names: set = field(default_factory=set)    # every name the grid derives from (transitively)
+
+    def mentions(self, dimension: str) -> bool:
+        pat = re.compile(rf"(^|_){re.escape(dimension)}($|_|s\b)", re.I)
+        return any(pat.search(n) for n in self.names) or bool(pat.search(self.grid))
+
+
+def _names(node) -> set[str]:
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+    return out
+
+
+def _closure(func: ast.AST, start: set[str]) -> set[str]:
+    """Names reachable backwards through simple assignments inside `func`."""
+    assigns: dict[str, set[str]] = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign):
+            src = _names(n.value)
+            for t in n.targets:
+                for tn in ast.walk(t):
+                    if isinstance(tn, ast.Name):
+                        assigns.setdefault(tn.id, set()).update(src)
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)) and isinstance(n.target, ast.Name) and n.value:
+            assigns.setdefault(n.target.id, set()).update(_names(n.value))
+    seen, todo = set(start), list(start)
+    while todo:
+        x = todo.pop()
+        for y in assigns.get(x, ()):
+            if y not in seen:
+                seen.add(y)
+                todo.append(y)
+    return seen
+
+
+def _plan_fields(tree: ast.Module) -> dict[str, set[str]]:
+    """Properties of classes in a module (e.g. Plan.grid) and the names they are computed from."""
+    out: dict[str, set[str]] = {}
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+            out[fn.name] = _names(fn) - {"self", fn.name}
+    return out
+
+
+def _params(fn) -> list[str]:
+    return [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+
+
+def _arg_for(call: ast.Call, fn, param: str):
+    """The expression a call passes for `param` of `fn` (methods called as self.f(...) skip self)."""
+    for kw in call.keywords:
+        if kw.arg == param:
+            return kw.value
+    params = _params(fn)
+    if params and params[0] == "self" and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    i = params.index(param) if param in params else -1
+    return call.args[i] if 0 <= i < len(call.args) else None
+
+
+# Modules whose launches are refused on purpose (the reliability sweep's bad inputs: a grid of 0, 240 KB of
+# shared memory), or time the host's side of a launch with one fixed 1-block kernel (`bench host`): they compute
+# nothing of the model, so there is no geometry to audit in them.
+NOT_AUDITED = ("badinputs.py", "bench.py")
+
+
+def sites(package: Path = PACKAGE) -> list[Site]:
+    """Every launch site. A launch inside a helper whose grid is one of the helper's parameters (the decode
+    step's `_k(site, layer, expr, grid, ...)`) is listed at each of the helper's call sites instead, with the
+    grid the caller passes, followed through as many helpers as it takes."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name in NOT_AUDITED:
+            continue
+        tree = ast.parse(path.read_text())
+        fields_ = _plan_fields(tree)
+        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        calls = [(fn, c) for fn in funcs for c in ast.walk(fn) if isinstance(c, ast.Call)]
+
+        def called(name):
+            for fn, c in calls:
+                f = c.func
+                if (isinstance(f, ast.Attribute) and f.attr == name) or (isinstance(f, ast.Name) and f.id == name):
+                    yield fn, c
+
+        def resolve(fn, expr, lineno, depth=0):
+            names = _closure(fn, _names(expr))
+            params = [p for p in _params(fn) if p != "self" and p in names]
+            helper = params and not (names - set(_params(fn)))      # the grid is built from parameters alone
+            if helper and depth < 4 and any(True for _ in called(fn.name)):
+                for caller, c in called(fn.name):
+                    for prm in params:
+                        arg = _arg_for(c, fn, prm)
+                        if arg is not None:
+                            resolve(caller, arg, c.lineno, depth + 1)
+                return
+            for n in list(names):            # follow geometry properties such as p.grid
+                names |= fields_.get(n, set())
+            found.append(Site(path.relative_to(package).as_posix(), lineno, fn.name, ast.unparse(expr), names))
+
+        for fn in funcs:
+            for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+                f = call.func
+                if not (isinstance(f, ast.Attribute) and f.attr == "launch" and len(call.args) >= 2):
+                    continue
+                if fn.name == "launch":          # the launcher itself, not a launch site
+                    continue
+                resolve(fn, call.args[0], call.lineno)
+    return found
+
+
+def grep(dimension: str, package: Path = PACKAGE) -> list[tuple[Site, bool]]:
+    """Every launch site, with whether its grid is derived from `dimension` (e.g. 'head')."""
+    return [(s, s.mentions(dimension)) for s in sites(package)]
+
+
+def kernel_axes(kernels_dir: Path = KERNELS) -> list[tuple[str, int, str]]:
+    """Lines in kernels/*.cu that read a grid coordinate (blockIdx/gridDim) into a named quantity."""
+    out = []
+    for path in sorted(kernels_dir.glob("*.cu")):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\b(blockIdx|gridDim)\.[xyz]\b", line) and not line.strip().startswith("//"):
+                out.append((path.name, i, line.strip()))
+    return out
+
+
+def report(dimension: str) -> str:
+    rows = [f"launch sites whose grid derives from '{dimension}' (all sites listed):"]
+    for s, hit in grep(dimension):
+        # file and function locate a site; line numbers are left out so the report (a checked notebook
+        # output) does not change whenever an unrelated line of a module moves. Site.line has them.
+        rows.append(f"  {'GRID DEPENDS ON IT' if hit else 'independent       '}  {s.file} "
+                    f"{s.function}()  grid = {s.grid}")
+    return "\n".join(rows)
+
+
+def headline(kda_data) -> dict:
+    """§5's figures: what sharding heads did to main's grid and time (cold L2), and what the audit finds."""
+    hits = grep("head")
+    m1, m8 = (kda_data.point(tp, kda_data.V, "store", "walk") for tp in (1, 8))
+    f1, f8 = (kda_data.point(tp, kda_data.bv_tiled, "rn", "walk") for tp in (1, 8))
+    return {"kda_main_blocks_tp1": m1.blocks, "kda_main_blocks_tp8": m8.blocks,
+            "kda_main_cold_us_tp1": m1.cold.median, "kda_main_cold_us_tp8": m8.cold.median,
+            "kda_main_cold_tbs_tp1": m1.tbs_cold, "kda_main_cold_tbs_tp8": m8.tbs_cold,
+            "kda_fix_cold_us_tp1": f1.cold.median, "kda_fix_cold_us_tp8": f8.cold.median,
+            "audit_launch_sites": len(hits),
+            "audit_sites_grid_from_head": sum(1 for _, hit in hits if hit)}

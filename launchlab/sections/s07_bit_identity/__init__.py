@@ -1,0 +1,1 @@
+"""§7 proving bit-identity as bytes: dumps compared with cmp, and the FMA trap."""

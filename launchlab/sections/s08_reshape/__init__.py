@@ -1,0 +1,1 @@
+"""§8 when a reshape is not free: split counts reassociate the combine."""

@@ -1,0 +1,40 @@
+"""The layout move (issue 24) changes no figure: every key and value of `summary --json` as it was before the
+move (tests/data/summary_before_layout.json, written by the old tree's `python -m launchlab summary --json`),
+except the figures listed in CHANGED, each with its reason. A later change to a figure updates this list
+with its own reason."""
+import json
+from pathlib import Path
+
+from launchlab.faces import summary
+
+BEFORE = json.loads((Path(__file__).parent / "data" / "summary_before_layout.json").read_text())
+
+# (section, figure): (value before, value now, why)
+CHANGED = {
+    ("05", "audit_launch_sites"): (
+        42, 34,
+        "the audit follows a launch helper's grid parameter to the helper's callers in the helper's own file; "
+        "the host layer put StreamRead and WaveKernels (launchlab/kernels/) apart from the lessons that call "
+        "them, so their launches are listed at the host module's own callers (check_reference, time, "
+        "check_references) instead of at each lesson's call (measure_sweep, point, now, staircase, ramp). "
+        "The head-derived sites are the same 8."),
+}
+
+
+def test_every_figure_before_the_move_is_unchanged_or_listed_with_its_reason():
+    now = summary.figures()
+    for sec, figs in BEFORE.items():
+        assert sec in now, f"section {sec} is gone from the summary"
+        for k, v in figs.items():
+            assert k in now[sec], f"{sec}.{k} is gone from the summary"
+            if (sec, k) in CHANGED:
+                before, after, why = CHANGED[(sec, k)]
+                assert (v, now[sec][k]) == (before, after) and why, f"{sec}.{k}: {v} -> {now[sec][k]}"
+            else:
+                assert now[sec][k] == v, f"{sec}.{k}: {v} before the move, {now[sec][k]} now"
+
+
+def test_the_listed_changes_are_real():
+    """A figure listed as changed must differ; an unchanged one must not be listed."""
+    for (sec, k), (before, after, _) in CHANGED.items():
+        assert BEFORE[sec][k] == before and before != after
