@@ -4,14 +4,18 @@ Four tiers, one folder each; a module imports only from its own tier or the tier
 nothing imports in a cycle (tests/test_architecture.py keeps both, and the rest of this layout):
 
 core/       the machinery every section shares: live or replay (`mode`, and `door`, the one place they part
-            ways), the GPU's limits, occupancy, checked launches, timing, timelines, gates, recordings, dumps
+            ways), the GPU's limits, occupancy, checked launches, the kernel sources and their compilers,
+            timing, timelines, gates, recordings, dumps; and what a section is made of (`section`, the
+            manifest; `exercise`, `checks`, `figure`, `explorer`, the scaffolds its parts build on)
 kernels/    the kernels' host code, one module per family of kernels/*.cu: its gates, geometry (`plan`),
             launch and numpy reference side by side, and the decode step built from them; no lesson code
-sections/   one folder per lecture section, each owning its doors, figures, explorers and exercises:
+sections/   one folder per lecture section, each with its `manifest.py` beside its lessons (doors), figures,
+            explorers, exercises, self-test checks and benches; `sections.FOLDERS` is the registry:
             s00_start, s01_arithmetic, s02_width, s03_starvation, s04_derive, s05_sharding,
-            s06_one_binary, s07_bit_identity, s08_reshape, s09_lab
-faces/      what a learner, an instructor or a maintainer touches: banner, recorder, summary, selftest, bench,
-            exercises, widgets, course, badinputs, grading; `python -m launchlab` is the command line
+            s06_one_binary, s07_bit_identity, s08_reshape, s09_lab, s10_self_check
+faces/      what a learner, an instructor or a maintainer touches, reading the sections only through the
+            registry: banner, recorder, summary, selftest, bench, exercises, course, badinputs, grading,
+            reliability; `python -m launchlab` is the command line
 """
 __version__ = "0.1.0"
 

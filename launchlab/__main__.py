@@ -18,6 +18,8 @@
   assign [--check]           regenerate notebooks/09 from lab_solutions/ with otter assign (--check: drift only)
   course [--out DIR]         execute every notebook headless into HTML
   course --refresh [NAME ...]  re-execute notebooks in place in replay: the outputs that are committed
+  sections [--readme]        the registered sections, as the course's map (--readme: write it into README.md)
+  new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
 
 The CLI imports a command's modules only when that command runs (the one place the package imports
 inside functions), so `gates` or `summary` never load matplotlib or CuPy.
@@ -47,7 +49,9 @@ def _gates(_args) -> int:
 
 
 def _compile(args) -> int:
+    from launchlab import sections
     from launchlab.core import compiler, sources
+    sections.all()                  # the kernel families sections declare, beside the course's own
     for fam in sources.all_families():
         b = compiler.compile_offline(fam)
         print(f"kernels/{fam}.cu  ->  {b.arch} cubin, {len(b.cubin)} bytes (NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]})")
@@ -140,6 +144,28 @@ def _course(args) -> int:
     return course.refresh(args.names) if args.refresh else course.build(args.out)
 
 
+def _sections(args) -> int:
+    from launchlab import sections
+    from launchlab.faces import template
+    if args.readme:
+        template.README.write_text(template.readme_with_map(template.README.read_text(),
+                                                            sections.course_map("notebooks/")))
+        print(f"wrote the map of {len(sections.all())} sections into {template.README.name}")
+    else:
+        print(sections.course_map("notebooks/"))
+    return 0
+
+
+def _new_section(args) -> int:
+    from launchlab.core import paths
+    from launchlab.faces import template
+    for p in template.instantiate(paths.ROOT, args.key, args.name, args.title, args.family):
+        print(f"wrote {p.relative_to(paths.ROOT)}")
+    print("next: write the lesson, record it on a GPU (python -m launchlab record section" + args.key + "), "
+          "run its notebook, commit")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["grade"]:                  # its own parser (launchlab.faces.grading.main): options pass through
@@ -180,13 +206,22 @@ def main(argv=None) -> int:
     asg.add_argument("--check", action="store_true", help="only report drift between notebooks/09 and the master")
     asg.set_defaults(fn=_assign)
     b = sub.add_parser("bench")
-    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla, decode")
+    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla, decode, pdl, host")
     b.set_defaults(fn=_bench)
     co = sub.add_parser("course")
     co.add_argument("--out", default="build/course")
     co.add_argument("--refresh", action="store_true", help="re-execute notebooks in place (replay) instead")
     co.add_argument("names", nargs="*", help="with --refresh: only notebooks whose name contains one of these")
     co.set_defaults(fn=_course)
+    se = sub.add_parser("sections", help="the registered sections, as the course's map")
+    se.add_argument("--readme", action="store_true", help="write the map into README.md between its markers")
+    se.set_defaults(fn=_sections)
+    ns = sub.add_parser("new-section", help="a new section from the template (docs/adding-a-section.md)")
+    ns.add_argument("key", help="two digits: the notebook's number")
+    ns.add_argument("name", help="lower-case, the folder's and the notebook's name")
+    ns.add_argument("title", help="the lecture section, in words")
+    ns.add_argument("--family", default=None, help="the kernel family's name (default: the name)")
+    ns.set_defaults(fn=_new_section)
     args = p.parse_args(argv)
     return args.fn(args)
 

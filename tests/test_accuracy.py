@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from launchlab.sections.s06_one_binary import accuracy
+from launchlab.sections.s02_width import accuracy
 
 
 def test_kl_is_zero_for_identical_logits_and_matches_a_hand_computation():

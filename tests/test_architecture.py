@@ -1,6 +1,7 @@
 """The package's shape: three tiers, no upward import, no cycle, one door per section, and notebooks that
 never branch on the mode or read a recording's JSON."""
 import ast
+import importlib
 import json
 import re
 import subprocess
@@ -11,56 +12,16 @@ import pytest
 
 import launchlab
 from launchlab import __main__ as cli
+from launchlab import sections
+from launchlab.core.door import Door
+from launchlab.core.section import Section
+from launchlab.faces import architecture as arch
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "launchlab"
-TIERS = tuple(launchlab.LAYERS)                      # core, kernels, sections, faces: the order imports go down
-
-
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(ROOT).with_suffix("")
-    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-    return ".".join(parts)
-
-
-MODULES = {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
-
-
-def _target(mod: str, name: str) -> str:
-    """`from mod import name`: the module imported (mod.name when that is a module, else mod)."""
-    return f"{mod}.{name}" if f"{mod}.{name}" in MODULES else mod
-
-
-def _imports(path: Path):
-    """(launchlab module, in a function?) for every import of a launchlab module in a file."""
-    tree = ast.parse(path.read_text())
-    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    inner = {id(n) for f in funcs for n in ast.walk(f)}
-    out = []
-    for n in ast.walk(tree):
-        if isinstance(n, ast.ImportFrom) and n.level:
-            raise AssertionError(f"{path.relative_to(ROOT)}:{n.lineno}: a relative import (write it absolute)")
-        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "launchlab":
-            out += [(_target(n.module, a.name), id(n) in inner) for a in n.names]
-        elif isinstance(n, ast.Import):
-            out += [(a.name, id(n) in inner) for a in n.names if a.name.split(".")[0] == "launchlab"]
-    return out
-
-
-GRAPH = {m: _imports(p) for m, p in MODULES.items()}
+TIERS = arch.TIERS
+GRAPH = arch.graph()
 CODE = {m: deps for m, deps in GRAPH.items() if m not in ("launchlab", "launchlab.__main__")}
-
-
-def tier(module: str) -> int:
-    """The tier a module belongs to, from its folder: launchlab.<tier>.... (the CLI is a face)."""
-    if module == "launchlab.__main__":
-        return TIERS.index("faces")
-    return TIERS.index(module.split(".")[1])
-
-
-def section_of(module: str) -> str | None:
-    parts = module.split(".")
-    return parts[2] if len(parts) > 2 and parts[1] == "sections" else None
 
 
 def test_no_module_directly_under_the_package():
@@ -71,61 +32,41 @@ def test_no_module_directly_under_the_package():
 def test_every_folder_is_a_tier():
     folders = sorted(p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == sorted(TIERS), folders
+    assert all(arch.tier(m) is not None for m in CODE), [m for m in CODE if arch.tier(m) is None]
 
 
 def test_the_package_docstring_names_every_tier_and_section_folder():
     for t in TIERS:
         assert re.search(rf"^{t}/", launchlab.__doc__, re.M), t
-    for p in sorted((PKG / "sections").glob("s[0-9][0-9]_*")):
-        assert p.name in launchlab.__doc__, p.name
+    for name in arch.section_folders():
+        assert name in launchlab.__doc__, name
 
 
-@pytest.mark.parametrize("module", sorted(CODE))
-def test_no_upward_import(module):
-    """core imports only core; kernels import core; sections import core, kernels and sections; faces anything."""
-    for dep, _ in GRAPH[module]:
-        if dep == "launchlab":
-            continue
-        assert tier(dep) <= tier(module), f"{module} ({TIERS[tier(module)]}) imports {dep} ({TIERS[tier(dep)]})"
+def test_imports_only_go_down_the_tiers_and_faces_reach_sections_only_through_the_registry():
+    """core imports only core; kernels import core; sections import core, kernels and sections; faces import
+    anything but a section's own modules (they ask the registry, launchlab.sections)."""
+    assert arch.upward_imports() == []
 
 
-def _find_cycle(edges: dict) -> list | None:
-    state = {}
-
-    def visit(m, path):
-        state[m] = "open"
-        for d in sorted(edges.get(m, ())):
-            if state.get(d) == "open":
-                return path + [m, d]
-            if d not in state:
-                found = visit(d, path + [m])
-                if found:
-                    return found
-        state[m] = "done"
-        return None
-    for m in sorted(edges):
-        if m not in state:
-            found = visit(m, [])
-            if found:
-                return found
-    return None
+def test_the_architecture_measure_sees_an_upward_import(tmp_path):
+    """The measure above can fail: a core module that imports a section, and a face that imports a section's
+    module, are both reported."""
+    for rel, text in {"launchlab/__init__.py": "", "launchlab/core/__init__.py": "",
+                      "launchlab/core/a.py": "from launchlab.sections.s01_x import lesson\n",
+                      "launchlab/faces/__init__.py": "", "launchlab/faces/b.py": "from launchlab.sections.s01_x import lesson\n",
+                      "launchlab/sections/__init__.py": "", "launchlab/sections/s01_x/__init__.py": "",
+                      "launchlab/sections/s01_x/lesson.py": "from launchlab.core import a\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    ups = arch.upward_imports(tmp_path)
+    assert ("launchlab.core.a", "launchlab.sections.s01_x.lesson") in ups
+    assert ("launchlab.faces.b", "launchlab.sections.s01_x.lesson") in ups
+    assert arch.import_cycles(tmp_path), "core.a -> lesson -> core.a is a cycle"
 
 
-def test_no_import_cycle():
-    edges = {m: {d for d, _ in deps} - {m} for m, deps in GRAPH.items()}
-    cycle = _find_cycle(edges)
-    assert cycle is None, "import cycle: " + " -> ".join(cycle)
-
-
-def test_no_cycle_between_section_folders():
+def test_no_import_cycle_between_modules_or_section_folders():
     """A section may build on another's door (the lab on §6's), never both ways round."""
-    edges: dict = {}
-    for m, deps in CODE.items():
-        a = section_of(m)
-        if a:
-            edges.setdefault(a, set()).update({section_of(d) for d, _ in deps if section_of(d) not in (None, a)})
-    cycle = _find_cycle(edges)
-    assert cycle is None, "sections import each other in a cycle: " + " -> ".join(cycle)
+    assert arch.import_cycles() == []
 
 
 def test_sibling_imports_are_at_module_level():
@@ -136,6 +77,76 @@ def test_sibling_imports_are_at_module_level():
 
 def test_mode_only_decides():
     assert GRAPH["launchlab.core.mode"] == []
+
+
+def test_only_mode_and_door_ask_which_mode_this_is():
+    """Everything else asks mode.choose / a door's choose, or refuses with mode.require_live."""
+    assert arch.mode_reads() == []
+
+
+def test_the_mode_rule_sees_a_read(tmp_path):
+    (tmp_path / "launchlab" / "faces").mkdir(parents=True)
+    (tmp_path / "launchlab" / "faces" / "x.py").write_text("from launchlab.core import mode\nif mode.is_live():\n    pass\n")
+    assert arch.mode_reads(tmp_path) == ["launchlab/faces/x.py:2 .is_live"]
+
+
+# ------------------------------------------------------------------ the section folders and their registry
+def test_every_section_folder_is_registered_with_its_manifest():
+    assert sorted(sections.FOLDERS) == arch.section_folders()
+    for folder, sec in zip(sections.FOLDERS, sections.all()):
+        assert (PKG / "sections" / folder / "manifest.py").exists(), folder
+        assert isinstance(sec, Section) and folder[1:3] == sec.key, folder
+        assert (ROOT / "notebooks" / sec.notebook).exists(), sec.notebook
+    assert [s.key for s in sections.all()] == sorted(s.key for s in sections.all())
+
+
+def test_every_door_of_a_section_is_declared_by_its_manifest():
+    """A lesson module's DOOR is in its own section's manifest (so the recorder writes it), and its module
+    exposes the three calls."""
+    declared = {id(d): s for s in sections.all() for d in s.doors}
+    for m in CODE:
+        folder = arch.section_of(m)
+        if not folder:
+            continue
+        mod = importlib.import_module(m)
+        door = getattr(mod, "DOOR", None)
+        if isinstance(door, Door):
+            assert id(door) in declared and declared[id(door)].key == folder[1:3], m
+            assert mod.measure is door.measure and mod.data == door.data and mod.recorded == door.recorded, m
+
+
+def test_the_recorder_summary_selftest_bench_and_course_read_the_registry():
+    from launchlab.core.checks import CHECKS
+    from launchlab.faces import bench, course, recorder, summary
+    assert [d for ds in recorder.RECORDINGS.values() for d in ds] == [d for s in sections.all() for d in s.doors]
+    figs = summary.figures()
+    assert {s.key for s in sections.all() if s.headlines} <= set(figs)
+    assert {c.section for c in CHECKS} == {s.key for s in sections.all() if s.checks}
+    assert list(bench.benches()) == [b for s in sections.all() for b in s.benches]
+    assert [p.name for p in course.notebooks()] == [s.notebook for s in sections.all()]
+
+
+def test_the_summary_reports_the_architecture_as_measured():
+    from launchlab.faces import summary, template
+    a = summary.figures()["architecture"]
+    assert a == {"section_folders": len(sections.FOLDERS), "files_outside_folder_to_add_a_section": len(template.OUTSIDE),
+                 "mode_reads_outside_mode_door": 0, "import_cycles": 0, "upward_imports": 0}
+    assert a["section_folders"] >= 11 and a["files_outside_folder_to_add_a_section"] <= 4
+
+
+def test_the_readme_holds_the_registry_s_map():
+    from launchlab.faces import template
+    text = (ROOT / "README.md").read_text()
+    assert template.readme_with_map(text, sections.course_map("notebooks/")) == text, \
+        "the README's map of the sections is stale: python -m launchlab sections --readme"
+
+
+def test_no_face_module_names_a_section():
+    """Faces ask the registry; the section folders' names appear in no face's source."""
+    for m, p in arch.modules().items():
+        if arch.tier(m) == TIERS.index("faces"):
+            src = p.read_text()
+            assert not re.search(r"\bs\d\d_[a-z]", src), f"{m} names a section folder"
 
 
 # ------------------------------------------------------------------ notebooks
@@ -181,7 +192,7 @@ def test_readme_layout_names_every_module():
     for m in CODE:
         leaf = m.rsplit(".", 1)[-1]
         if leaf != "launchlab" and m.count(".") >= 2:
-            assert f"`{leaf}`" in readme, m
+            assert f"`{leaf}`" in readme or f"`{leaf}.py`" in readme, m
 
 
 def test_cli_help_lists_every_command_and_only_those():

@@ -8,9 +8,9 @@ import pytest
 
 from launchlab.faces import exercises
 from launchlab.sections.s01_arithmetic import achieved, bandwidth
-from launchlab.sections.s02_width import rmsnorm
+from launchlab.sections.s02_width import accuracy, rmsnorm
 from launchlab.sections.s03_starvation import kda
-from launchlab.sections.s06_one_binary import accuracy, onebinary
+from launchlab.sections.s06_one_binary import onebinary
 from launchlab.sections.s07_bit_identity import identity
 from launchlab.sections.s08_reshape import reassociation
 

@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from launchlab.faces import grading
+from launchlab.sections.s09_lab import graded
 
 otter = pytest.importorskip("otter", reason="otter-grader is the [grade] extra (make test installs it)")
 
@@ -52,7 +53,7 @@ def test_a_folder_grades_into_a_csv_with_exact_points(assigned, tmp_path):
 
 
 def test_the_kept_benchmark_graded_30_within_3_minutes_on_two_cores():
-    rep = grading.recorded_report()
+    rep = graded.recorded_report()
     assert rep["submissions"] == 30 and rep["cpus"] <= 2 and rep["seconds"] <= 180
     assert rep["master_score_pct"] == 100 and rep["blank_score_pct"] == 0 and rep["statuses"] == ["ok"]
     for name, f in rep["fixtures"].items():

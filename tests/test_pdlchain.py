@@ -3,7 +3,8 @@ and against each other -- every number read from the H200 recordings, none typed
 import pytest
 
 from launchlab.faces import summary
-from launchlab.sections.s06_one_binary import accuracy, onebinary, pdlchain
+from launchlab.sections.s02_width import accuracy
+from launchlab.sections.s06_one_binary import onebinary, pdlchain
 
 
 @pytest.fixture(scope="module")

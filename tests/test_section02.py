@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from launchlab.core import compiler, floatbits, launch, mode, sass
-from launchlab.faces import widgets
+
+from launchlab.sections.s02_width import explorers
 from launchlab.kernels import rms_norm
 from launchlab.sections.s02_width import frontier, rmsnorm
 
@@ -172,7 +173,7 @@ def test_frontier_model():
 
 @pytest.mark.skipif(mode.is_live(), reason="replay values")
 def test_rms_explorer(rec):
-    ex = widgets.RMSExplorer(rec)
+    ex = explorers.RMSExplorer(rec)
     nb, bb = ex.widget().children[0].children
     nb.value = 4096
     bb.value = 256

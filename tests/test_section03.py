@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from launchlab.core import compiler, diagnosis, loader, mode, sass
-from launchlab.faces import widgets
+
+from launchlab.sections.s03_starvation import explorers
 from launchlab.kernels import kda_decode
 from launchlab.sections.s00_start import instruments
 from launchlab.sections.s01_arithmetic import bandwidth
@@ -204,7 +205,7 @@ def test_headline_figures():
 
 @pytest.mark.skipif(mode.is_live(), reason="replay values")
 def test_kda_explorer():
-    ex = widgets.KDAExplorer(kda.recorded())
+    ex = explorers.KDAExplorer(kda.recorded())
     tp, bv, body = ex.widget().children[0].children
     tp.value = 1
     bv.value = 128

@@ -3,7 +3,8 @@ the tp sweep and the peer -- and the explorer, on the H200 recording (any machin
 import pytest
 
 from launchlab.core import mode
-from launchlab.faces import widgets
+
+from launchlab.sections.s04_derive import explorers
 from launchlab.kernels import mla, splits
 from launchlab.sections.s04_derive import derive
 
@@ -57,7 +58,7 @@ def test_tp_sweep_strands_only_one_head_tile(data):
 
 
 def test_the_explorer_derives_and_reads_the_recording(data):
-    ex = widgets.MLAExplorer(data)
+    ex = explorers.MLAExplorer(data)
     r = ex.update(131_072, 8, 2)
     assert r["split"].grid == 256 and ex.update(131_072, 8, 1)["split"].grid == 128
     if mode.is_live():               # relaunched now, at any shape, cold

@@ -1,16 +1,20 @@
 """The explorers' update functions (what the sliders show), in replay."""
 import pytest
 
-from launchlab.core import mode, occupancy
-from launchlab.faces import widgets
+from launchlab.core import explorer, mode, occupancy
 from launchlab.sections.s01_arithmetic import bandwidth, staircases
+from launchlab.sections.s01_arithmetic.explorers import BandwidthExplorer, OccupancyExplorer, WaveExplorer
+from launchlab.sections.s02_width.explorers import RMSExplorer
+from launchlab.sections.s03_starvation.explorers import KDAExplorer
+from launchlab.sections.s04_derive.explorers import MLAExplorer
+from launchlab.sections.s09_lab.explorers import LabSweep
 
 pytestmark = pytest.mark.skipif(mode.is_live(), reason="replay values; live mode measures instead")
 
 
 def test_bandwidth_explorer_shows_the_recorded_point():
     s = bandwidth.recorded()
-    ex = widgets.BandwidthExplorer(s)
+    ex = BandwidthExplorer(s)
     r = ex.update(12, 256)
     assert r["source"] == "recorded" and r["tbs"] == s.at(12, 256).tbs and r["sms_with_work"] == 12
     assert "12 SMs with work" in ex.text(r)
@@ -19,27 +23,27 @@ def test_bandwidth_explorer_shows_the_recorded_point():
 
 
 def test_wave_explorer_and_model():
-    ex = widgets.WaveExplorer(staircases.recorded())
+    ex = WaveExplorer(staircases.recorded())
     r = ex.update(2, 265)
     assert r["waves"] == 2 and r["blocks_per_wave"] == 264
     assert r["median_us"] == pytest.approx(r["predicted_us"], rel=0.15)
 
 
 def test_occupancy_explorer():
-    o = widgets.OccupancyExplorer().update(256, 64, 0)
+    o = OccupancyExplorer().update(256, 64, 0)
     assert isinstance(o, occupancy.Occupancy) and o.blocks_per_sm == 4
 
 
 def test_moving_the_sliders_redraws():
     """Build the real ipywidgets, move each control, and check what the explorer shows follows."""
     s = bandwidth.recorded()
-    ex = widgets.BandwidthExplorer(s)
+    ex = BandwidthExplorer(s)
     grid, block = ex.widget().children[0].children
     grid.value = 48
     block.value = 1024
     assert "grid 48 x block 1024" in ex.shown and f"{s.at(48, 1024).tbs:.2f} TB/s" in ex.shown
 
-    ex = widgets.WaveExplorer(staircases.recorded())
+    ex = WaveExplorer(staircases.recorded())
     res, grid = ex.widget().children[0].children
     grid.value = 265
     res.value = 1          # another residency keeps the grid slider near where it was, not at 1
@@ -47,7 +51,7 @@ def test_moving_the_sliders_redraws():
     grid.value = 133
     assert "grid 133 at 1 block(s)/SM = 2 wave(s) of 132" in ex.shown
 
-    ex = widgets.OccupancyExplorer()
+    ex = OccupancyExplorer()
     view = ex.widget()
     (block,), (regs, regs_box), (smem, smem_box) = (row.children for row in view.children[:3])
     regs.value = 64
@@ -68,12 +72,12 @@ def test_every_explorer_marks_the_chosen_point_the_same_way():
     from launchlab.sections.s02_width import rmsnorm
     from launchlab.sections.s03_starvation import kda
     from launchlab.sections.s04_derive import derive
-    cases = [(widgets.BandwidthExplorer(bandwidth.recorded()), dict(grid=48, block=256)),
-             (widgets.WaveExplorer(staircases.recorded()), dict(residency=2, grid=265)),
-             (widgets.OccupancyExplorer(), dict(block=96, regs=64, smem=0)),
-             (widgets.RMSExplorer(rmsnorm.recorded()), dict(n=7168, block=512)),
-             (widgets.KDAExplorer(kda.recorded()), dict(tp=8, bv=32)),
-             (widgets.MLAExplorer(derive.recorded()), dict(ctx=131_072, tp=8, k=2))]
+    cases = [(BandwidthExplorer(bandwidth.recorded()), dict(grid=48, block=256)),
+             (WaveExplorer(staircases.recorded()), dict(residency=2, grid=265)),
+             (OccupancyExplorer(), dict(block=96, regs=64, smem=0)),
+             (RMSExplorer(rmsnorm.recorded()), dict(n=7168, block=512)),
+             (KDAExplorer(kda.recorded()), dict(tp=8, bv=32)),
+             (MLAExplorer(derive.recorded()), dict(ctx=131_072, tp=8, k=2))]
     for ex, values in cases:
         text, fig = ex.render(**values)
         marks = [ln for ln in fig.axes[0].lines if ln.get_marker() == "s" and ln.get_markerfacecolor() == "none"]
@@ -85,7 +89,7 @@ def test_every_explorer_marks_the_chosen_point_the_same_way():
 def test_an_explorer_carries_a_static_preview_for_front_ends_that_cannot_run_it():
     """Untrusted or on a web page, the PNG shows: the first position's figure, its text and a run-me note."""
     import base64
-    view = widgets.BandwidthExplorer(bandwidth.recorded()).widget()
+    view = BandwidthExplorer(bandwidth.recorded()).widget()
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     png = base64.b64decode(bundle["image/png"])
@@ -96,8 +100,8 @@ def test_an_explorer_carries_a_static_preview_for_front_ends_that_cannot_run_it(
 
 def test_explorer_text_wraps_at_words():
     long = "block 288, 33 regs/thread, 1024 B smem: 5 blocks/SM (45/64 warps, 70% occupancy), limited by registers; 660 blocks per wave on 132 SMs"
-    lines = widgets.wrap(long).splitlines()
-    assert len(lines) == 2 and all(len(x) <= widgets.WRAP for x in lines)
+    lines = explorer.wrap(long).splitlines()
+    assert len(lines) == 2 and all(len(x) <= explorer.WRAP for x in lines)
     assert " ".join(x.strip() for x in lines) == long
 
 
@@ -115,9 +119,9 @@ def test_a_notebook_read_on_a_web_page_shows_each_explorer_as_a_picture():
 
 
 def test_the_lab_sweep_shows_the_recorded_step_for_each_offender_knob():
-    from launchlab.faces import widgets
+
     from launchlab.sections.s09_lab import lab
-    w = widgets.LabSweep(lab.recorded())
+    w = LabSweep(lab.recorded())
     r = w.update("kda_bv", 32)
     assert r["grid"] == [4, 12] and r["sms"] == 48 and r["source"] == "recorded on the H200"
     assert r["ms"] < r["base_ms"]                                   # value tiles beat main's grid = n_head

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from launchlab.sections.s00_start import instruments
 from launchlab.sections.s01_arithmetic import achieved, bandwidth, occupancy_probe, staircases
-from launchlab.sections.s02_width import rmsnorm
+from launchlab.sections.s02_width import accuracy, rmsnorm
 from launchlab.sections.s03_starvation import kda
 from launchlab.sections.s04_derive import derive
-from launchlab.sections.s06_one_binary import accuracy, onebinary, pdlchain
+from launchlab.sections.s06_one_binary import onebinary, pdlchain
 from launchlab.sections.s07_bit_identity import identity
 from launchlab.sections.s08_reshape import reassociation
 from launchlab.sections.s09_lab import lab

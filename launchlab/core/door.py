@@ -64,5 +64,5 @@ class Door(Generic[T]):
 
     def choose(self, live: Callable[[], object], replay: Callable[[], object]):
         """The one live/replay branch for a single point: `live()` relaunches now, `replay()` looks it up."""
-        return live() if self.live else replay()
+        return mode.choose(live, replay)
 

@@ -176,15 +176,14 @@ def load_all(families=None) -> float:
     the seconds it took. Later calls find both in their caches."""
     t0 = time.perf_counter()
     fams = list(FAMILIES if families is None else families)
-    jobs = [(compile_offline, f) for f in fams] + ([(module, f) for f in fams] if mode.is_live() else [])
-    if mode.is_live():
-        import cupy
-        device = cupy.cuda.runtime.getDevice()
+    jobs = [(compile_offline, f) for f in fams] + mode.choose(live=lambda: [(module, f) for f in fams],
+                                                              replay=lambda: [])
+    device = _current_device() if any(fn is module for fn, _ in jobs) else None
 
     def run(job):
         fn, fam = job
         if fn is module:
-            cupy.cuda.runtime.setDevice(device)
+            _set_device(device)
         fn(fam)
     # the slow parted families first, so they are not left to run alone at the end
     jobs.sort(key=lambda j: -PARTS.get(j[1], 1))
@@ -193,14 +192,28 @@ def load_all(families=None) -> float:
     return time.perf_counter() - t0
 
 
+def _current_device() -> int:
+    import cupy
+    return cupy.cuda.runtime.getDevice()
+
+
+def _set_device(device: int) -> None:
+    """A worker thread: the same GPU's context current."""
+    import cupy
+    cupy.cuda.runtime.setDevice(device)
+
+
 def resources(family: str, expr: str) -> tuple[int, int]:
     """(registers per thread, static shared memory) of a kernel: from the loaded kernel in live mode (what
     actually runs), from the NVRTC offline compile in replay."""
-    if mode.is_live():
+    def loaded():
         k = kernel(family, expr)
         return k.registers, k.smem_static
-    r = compile_offline(family).resources_of(expr)
-    return r.registers, r.smem_static
+
+    def offline():
+        r = compile_offline(family).resources_of(expr)
+        return r.registers, r.smem_static
+    return mode.choose(live=loaded, replay=offline)
 
 
 def kernel(family: str, expr: str) -> Kernel:
@@ -219,10 +232,16 @@ def compiled_resources(family: str, expr: str) -> tuple[Resources, str]:
     b = compile_offline(family)
     try:
         return b.resources_of(expr), f"compiled by NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]} for sm_90"
-    except KernelError:
-        if not mode.is_live():
-            raise
-    k = kernel(family, expr)
-    r = Resources(b.lowered.get(expr, expr), k.registers, k.smem_static,
-                  int(k.attributes.get("local_size_bytes", 0)), -1, -1, 0)
-    return r, f"as loaded by the driver (NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]} here gives no ptxas report)"
+    except KernelError as e:
+        missing = e
+
+    def loaded():
+        k = kernel(family, expr)
+        r = Resources(b.lowered.get(expr, expr), k.registers, k.smem_static,
+                      int(k.attributes.get("local_size_bytes", 0)), -1, -1, 0)
+        return r, (f"as loaded by the driver (NVRTC {b.nvrtc_version[0]}.{b.nvrtc_version[1]} here gives no ptxas "
+                   f"report)")
+
+    def unknown():
+        raise missing
+    return mode.choose(live=loaded, replay=unknown)

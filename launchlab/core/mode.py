@@ -63,6 +63,22 @@ def is_live() -> bool:
     return current().live
 
 
+def choose(live, replay):
+    """The one live/replay branch for code that has no door (a door has its own `choose`): `live()` runs on
+    the GPU now, `replay()` answers without one. Nothing outside `mode` and `door` asks which mode it is."""
+    return live() if is_live() else replay()
+
+
+def reason() -> str:
+    """Why this process is in its mode, in words (what the banner prints)."""
+    return current().reason
+
+
+def describe() -> str:
+    """The mode and why, in words: 'replay (LAUNCHLAB_MODE=replay)'."""
+    return f"{current().name} ({current().reason})"
+
+
 def require_live(what: str) -> None:
     """Raise a clear error when `what` needs a GPU and this process is in replay mode."""
     if not is_live():

@@ -108,6 +108,4 @@ def now(refresh: bool = False) -> Sharing:
 
 def note() -> str:
     """What to print beside a timing measured now: '' in replay (the recording carries its own) or when alone."""
-    if not mode.is_live():
-        return ""
-    return now().note()
+    return mode.choose(live=lambda: now().note(), replay=lambda: "")

@@ -102,6 +102,13 @@ def sha256s(family: str) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files(family)}
 
 
+def declare(family: str, exprs: tuple[str, ...]) -> None:
+    """A kernel family a section brings itself (its manifest's `families`), added beside the course's own."""
+    if FAMILIES.get(family, exprs) != exprs:
+        raise KernelError(f"kernel family {family} is declared twice with different name expressions")
+    FAMILIES[family] = tuple(exprs)
+
+
 def all_families() -> list[str]:
     return sorted(p.stem for p in KERNEL_DIR.glob("*.cu"))
 

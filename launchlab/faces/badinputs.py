@@ -22,24 +22,13 @@ import re
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from launchlab import sections
 from launchlab.core import dumps, gates, hardware, launch, loader, mode, occupancy, paths, pdl, recordings
+from launchlab.core.badinput import Case
 from launchlab.kernels import decode, kda_decode, mla, rms_norm, splits
-from launchlab.sections.s06_one_binary import accuracy
-
-
-@dataclass
-class Case:
-    area: str
-    bad: str                                   # the input, in words
-    call: Callable[[], object]
-    error: type
-    fix: str                                   # a regex the message must match: the fix, named
-    then: Callable[[], bool]                   # the same API, called correctly, right after
-    gpu: bool = False
 
 
 @dataclass
@@ -205,7 +194,7 @@ def _gpu_step_out_of_cache():
 
 # ------------------------------------------------------------------ the cases
 E = launch.LaunchError
-CASES: list[Case] = [
+_COURSE: list[Case] = [
     Case("launch", "a block of 0 threads", lambda: launch.check(1, 0), E, r"at least one thread", _check_ok),
     Case("launch", "a block of 2,048 threads", lambda: launch.check(1, 2048), E, r"limit of 1024", _check_ok),
     Case("launch", "a grid of 0 blocks", lambda: launch.check(0, 128), E, r"at least one block", _check_ok),
@@ -264,9 +253,6 @@ CASES: list[Case] = [
          _dump_ok),
     Case("decode", "a model of 0 layers", lambda: decode.Config(layers=0), decode.DecodeError, r"positive integer",
          lambda: decode.Config(layers=4).norms_per_token == 15),
-    Case("accuracy", "logits of one position without the positions axis",
-         lambda: accuracy.agreement([0], np.zeros(5, np.float32), np.zeros(5, np.float32)), ValueError,
-         r"\(positions, vocab\)", lambda: accuracy.agreement([0], np.zeros((1, 5)), np.zeros((1, 5))).kl == [0.0]),
     Case("launch path", "a Python int as a kernel argument", lambda: pdl.marshal((7168,)), pdl.PDLError,
          r"NumPy scalars \(np\.int32", lambda: pdl.marshal((np.int32(7168),))[1] == 1 and pdl.words(1) == [7168]),
     # on a GPU: arrays handed to the launchers
@@ -286,28 +272,37 @@ CASES: list[Case] = [
 ]
 
 
+# every bad input: the course's own (above) and every registered section's (its manifest's `bad_inputs`)
+CASES: list[Case] = _COURSE + [c for sec in sections.all() for c in sec.bad_inputs]
+
+
 def run(cases: list[Case] | None = None) -> list[Result]:
-    live = mode.is_live()
+    """Every case this machine can run; a GPU case in replay is listed as not run."""
     out = []
     for c in cases or CASES:
-        if c.gpu and not live:
-            out.append(Result(c.area, c.bad, c.error.__name__, "", False, False, False, True, ran=False))
-            continue
-        err, msg = "nothing raised", ""
-        try:
-            c.call()
-        except Exception as e:                                 # which one, and what it says, is the point
-            err, msg = type(e).__name__, str(e)
-            right = isinstance(e, c.error)
+        if c.gpu:
+            out.append(mode.choose(live=lambda c=c: _run(c), replay=lambda c=c: Result(
+                c.area, c.bad, c.error.__name__, "", False, False, False, True, ran=False)))
         else:
-            right = False
-        try:
-            ok = bool(c.then())
-        except Exception as e:
-            ok, msg = False, msg + f" | then: {type(e).__name__}: {e}"
-        out.append(Result(c.area, c.bad, err, msg.splitlines()[0] if msg else "", right,
-                          bool(re.search(c.fix, msg, re.S)), ok, c.gpu))
+            out.append(_run(c))
     return out
+
+
+def _run(c: Case) -> Result:
+    err, msg = "nothing raised", ""
+    try:
+        c.call()
+    except Exception as e:                                 # which one, and what it says, is the point
+        err, msg = type(e).__name__, str(e)
+        right = isinstance(e, c.error)
+    else:
+        right = False
+    try:
+        ok = bool(c.then())
+    except Exception as e:
+        ok, msg = False, msg + f" | then: {type(e).__name__}: {e}"
+    return Result(c.area, c.bad, err, msg.splitlines()[0] if msg else "", right,
+                  bool(re.search(c.fix, msg, re.S)), ok, c.gpu)
 
 
 def table(results: list[Result]) -> str:
@@ -348,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     import datetime as dt
     res = run()
     if argv and "--docs" in argv:
-        on = f"live on the {hardware.from_device().name}" if mode.is_live() else "replay mode, no GPU"
+        on = mode.choose(live=lambda: f"live on the {hardware.from_device().name}", replay=lambda: "replay mode, no GPU")
         where = f"{on}, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC"
         DOCS.parent.mkdir(exist_ok=True)
         DOCS.write_text(docs(res, where))

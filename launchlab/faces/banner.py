@@ -6,19 +6,24 @@ from launchlab.faces import recorder
 
 
 def banner(*recording_names: str) -> str:
-    m = mode.current()
-    if m.live:
-        p = provenance.collect()
-        s = hardware.from_device()
-        lines = [f"MODE: live -- measuring now on {s.name} ({s.sm_count} SMs, "
-                 f"sm_{s.compute_capability[0]}{s.compute_capability[1]})",
-                 f"      driver {p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}"]
-        share = sharing.now()
-        lines.append(f"      GPU sharing: {share.note() or 'a whole GPU, no other process on it (NVML)'}")
-        if recording_names:
-            lines.append("      recorded H200 numbers are shown beside live ones where a notebook compares them")
-        return "\n".join(lines)
-    lines = [f"MODE: replay -- {m.reason}; figures come from H200 recordings"]
+    return mode.choose(live=lambda: _live(recording_names), replay=lambda: _replay(recording_names))
+
+
+def _live(recording_names) -> str:
+    p = provenance.collect()
+    s = hardware.from_device()
+    lines = [f"MODE: live -- measuring now on {s.name} ({s.sm_count} SMs, "
+             f"sm_{s.compute_capability[0]}{s.compute_capability[1]})",
+             f"      driver {p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}"]
+    share = sharing.now()
+    lines.append(f"      GPU sharing: {share.note() or 'a whole GPU, no other process on it (NVML)'}")
+    if recording_names:
+        lines.append("      recorded H200 numbers are shown beside live ones where a notebook compares them")
+    return "\n".join(lines)
+
+
+def _replay(recording_names) -> str:
+    lines = [f"MODE: replay -- {mode.reason()}; figures come from H200 recordings"]
     for name in recording_names:
         r = recordings.load(name)
         p = r.provenance

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from launchlab import sections
 from launchlab.core import hardware, mode, paths, reuse
 
 NOTEBOOK_DIR = paths.ROOT / "notebooks"
@@ -22,7 +23,8 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 
 
 def notebooks(names=None) -> list[Path]:
-    found = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+    """Every registered section's notebook, in the registry's order (names: keep those containing one)."""
+    found = [NOTEBOOK_DIR / s.notebook for s in sections.all()]
     if names:
         found = [p for p in found if any(n in p.name for n in names)]
     return found
@@ -90,6 +92,18 @@ def static_previews(nb) -> None:
                 del data[WIDGET_VIEW]
 
 
+def _live_session() -> dict:
+    """Live: a fresh session (notebooks reuse what an earlier notebook of this run measured, no more), every
+    door's time logged, the GPU named in the report."""
+    import tempfile
+    os.environ["LAUNCHLAB_LIVE_DIR"] = tempfile.mkdtemp(prefix="launchlab-live-")
+    return {"mode": "live", "doors": reuse.logged, "machine": {"gpu": hardware.from_device().name}}
+
+
+def _replay_session() -> dict:
+    return {"mode": "replay", "doors": list, "machine": {}}
+
+
 def build(out: str = "build/course", report: bool = True) -> int:
     """Every notebook executed headless (in the mode this machine runs) into HTML under `out`; the wall time of
     the whole course printed against its limit and written to data/course/<mode>.json, with each notebook's
@@ -103,11 +117,9 @@ def build(out: str = "build/course", report: bool = True) -> int:
 
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    m = "live" if mode.is_live() else "replay"
+    session = mode.choose(live=_live_session, replay=_replay_session)
+    m = session["mode"]
     ok, rows = True, []
-    if m == "live":     # a fresh session: notebooks reuse what an earlier notebook of this run measured, no more
-        import tempfile
-        os.environ["LAUNCHLAB_LIVE_DIR"] = tempfile.mkdtemp(prefix="launchlab-live-")
     start = time.perf_counter()
     for nb_path in notebooks():
         t0 = time.perf_counter()
@@ -132,14 +144,12 @@ def build(out: str = "build/course", report: bool = True) -> int:
           f"(limit {LIMITS_S[m]} s: {'within' if within else 'OVER'})")
     (outdir / "mode.txt").write_text(m + "\n")
     (outdir / "figures.json").write_text(json.dumps({r["html"]: r["figures"] for r in rows if r["ok"]}, indent=1))
-    doors = reuse.logged() if m == "live" else []
+    doors = session["doors"]()
     for d in sorted(doors, key=lambda d: -d["seconds"])[:12]:
         print(f"   {d['seconds']:7.1f} s  {'reused   ' if d['reused'] else 'measured '} {d['door']}")
     if report:
         REPORT_DIR.mkdir(parents=True, exist_ok=True)
-        machine = {"cpus": os.cpu_count()}
-        if m == "live":
-            machine["gpu"] = hardware.from_device().name
+        machine = {"cpus": os.cpu_count(), **session["machine"]}
         (REPORT_DIR / f"{m}.json").write_text(json.dumps(
             {"mode": m, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "seconds": total,
              "limit_seconds": LIMITS_S[m], "within_limit": within, "machine": machine, "notebooks": rows,

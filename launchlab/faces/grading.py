@@ -28,12 +28,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from launchlab import sections
 from launchlab.core import paths
 from launchlab.faces import course
 
 ROOT = paths.ROOT
-MASTER = ROOT / "lab_solutions" / "09_lab_audit.ipynb"
-LEARNER = ROOT / "notebooks" / "09_lab_audit.ipynb"
+# The graded lab's files, from the section whose manifest declares a graded lab (launchlab.sections)
+_LAB = next(s for s in sections.all() if s.graded)
+MASTER = Path(_LAB.graded["master"])
+LEARNER = Path(_LAB.graded["learner"])
 QUESTIONS = ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
 
 
@@ -338,7 +341,7 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
     return csv_path, rows, seconds
 
 
-REPORT = ROOT / "data" / "grading" / "report.json"
+REPORT = Path(_LAB.graded["report"])
 
 
 def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-benchmark",
@@ -415,13 +418,3 @@ if __name__ == "__main__":
         _serve(sys.argv[2])
     else:
         sys.exit(main(sys.argv[1:]))
-
-
-def recorded_report(path: Path = REPORT) -> dict:
-    """The last `grade --benchmark` run kept in the repo (summary --json reads it)."""
-    return json.loads(Path(path).read_text())
-
-
-def headline(rep: dict) -> dict:
-    return {"grading_seconds_30_submissions": rep["seconds"] if rep["submissions"] == 30 else None,
-            "master_score_pct": rep["master_score_pct"], "blank_score_pct": rep["blank_score_pct"]}

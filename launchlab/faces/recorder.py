@@ -3,7 +3,7 @@
     python -m launchlab record                 # every recording
     python -m launchlab record section01       # one of them
 
-A recording is the union of its doors' results (section01 holds §1's streaming read and its wave
+Every section's manifest names its doors (launchlab.sections). A recording is the union of its doors' results (section01 holds §1's streaming read and its wave
 staircases). Each carries its provenance and the sha256 of every kernel source its doors ran
 (launchlab.core.recordings). Numbers are written exactly as measured; nothing here (or anywhere) edits one.
 """
@@ -12,33 +12,21 @@ from __future__ import annotations
 import sys
 import time
 
+from launchlab import sections
 from launchlab.core import mode, provenance, recordings
 from launchlab.core.door import Door
-from launchlab.sections.s00_start import instruments
-from launchlab.sections.s01_arithmetic import achieved, bandwidth, occupancy_probe, staircases
-from launchlab.sections.s02_width import rmsnorm
-from launchlab.sections.s03_starvation import kda
-from launchlab.sections.s04_derive import derive
-from launchlab.sections.s06_one_binary import accuracy, onebinary, pdlchain
-from launchlab.sections.s07_bit_identity import identity
-from launchlab.sections.s08_reshape import reassociation
-from launchlab.sections.s09_lab import lab
 
-RECORDINGS: dict[str, tuple[Door, ...]] = {
-    "device": (instruments.DOOR,),
-    "occupancy": (occupancy_probe.DOOR,),
-    "section01": (bandwidth.DOOR, staircases.DOOR),
-    "section02": (rmsnorm.DOOR,),
-    "section03": (kda.DOOR,),
-    "timeline": (achieved.DOOR,),
-    "section04": (derive.DOOR,),
-    "section06": (onebinary.DOOR,),
-    "section07": (identity.DOOR,),
-    "section08": (reassociation.DOOR,),
-    "lab": (lab.DOOR,),
-    "pdl": (pdlchain.DOOR,),
-    "accuracy": (accuracy.DOOR,),
-}
+
+def _recordings() -> dict[str, tuple[Door, ...]]:
+    """{recording: its doors}, from every registered section's manifest, in the registry's order."""
+    out: dict[str, tuple[Door, ...]] = {}
+    for sec in sections.all():
+        for door in sec.doors:
+            out[door.recording] = out.get(door.recording, ()) + (door,)
+    return out
+
+
+RECORDINGS: dict[str, tuple[Door, ...]] = _recordings()
 SECTIONS = tuple(RECORDINGS)
 
 

@@ -157,9 +157,8 @@ class Plan:
 
 
 def _registers(name: str) -> int:
-    if mode.is_live():
-        return loader.kernel(FAMILY, name).registers
-    return loader.compiled_resources(FAMILY, name)[0].registers
+    return mode.choose(live=lambda: loader.kernel(FAMILY, name).registers,
+                       replay=lambda: loader.compiled_resources(FAMILY, name)[0].registers)
 
 
 def plan(batch: int, n_head: int, ctx: int, floor: str | None = None, pipeline: str | None = None, *,

@@ -23,5 +23,5 @@ def report() -> str:
     except Exception as e:  # noqa: BLE001 - report, do not fail the check
         rows.append(f"{'NVRTC (offline compile)':<24} unavailable: {e}")
     rows.append(f"{'cuobjdump / nvdisasm':<24} {'found' if sass.tool('cuobjdump') and sass.tool('nvdisasm') else 'missing (no SASS)'}")
-    rows.append(f"{'mode':<24} {mode.current().name} ({mode.current().reason})")
+    rows.append(f"{'mode':<24} {mode.describe()}")
     return "\n".join(rows)

@@ -1,0 +1,9 @@
+"""${title}: the section's exercise."""
+from launchlab.core import occupancy
+from launchlab.core.exercise import Exercise, register
+
+register(Exercise(
+    key="${key}.blocks_per_sm_256", prompt="resident blocks per SM of ${family}_scale at 256 threads per block",
+    expected=lambda r: r.blocks_per_sm[r.blocks.index(256)],
+    why=lambda r: f"{r.registers} registers per thread, no shared memory: "
+                  + occupancy.occupancy(256, r.registers, 0).describe()))

@@ -1,0 +1,155 @@
+"""Interactive explorers for the notebooks.
+
+Every explorer is built on one scaffold, `Explorer`: a row of controls that wraps on a narrow window, and one
+output area that shows a text line and a figure. A subclass gives its controls and a `render(**values)` that
+returns (text, figure); its plain `update(...)` computes what the widgets show and is tested in tests/
+without a browser. The chosen point is marked the same way on every figure (figure.mark_chosen).
+
+Before the cell runs (a notebook opened untrusted, or read on a web page) an explorer shows a static preview:
+the figure of its first position with the explorer's text line and a "run the cell to explore" note, as a PNG
+beside the widget in the same output (`ExplorerView`). JupyterLab renders a widget only for a trusted output of
+a running kernel, and falls back to the PNG otherwise, so nothing disconnected ever looks live.
+
+Which number a slider shows is the section's door's business (`bandwidth.point`, `staircases.point`,
+`rmsnorm.point`, `kda.point`): relaunched now in live mode, the recorded H200 point in replay, where the
+sliders offer only recorded positions. The explorers never ask which mode they are in.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import textwrap
+
+import ipywidgets
+import matplotlib.pyplot as plt
+
+WRAP = 110          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
+TEXT_STYLE = ('<pre class="launchlab-explorer-text" style="white-space: pre-wrap; word-break: normal; '
+              'overflow-wrap: normal; margin: 0 0 4px 0; font-size: 12px">')
+
+
+def wrap(text: str, width: int = WRAP) -> str:
+    return "\n".join(textwrap.fill(line, width, subsequent_indent="  ") if line else line
+                     for line in text.splitlines())
+
+
+def figure_png(fig, dpi: int = 80) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def preview_png(text: str, fig) -> bytes:
+    """The static preview: the explorer's figure with its text line above and a note below, as a PNG."""
+    top = 0.03 * (wrap(text, 100).count("\n") + 1)
+    fig.text(0.01, 1.0 + top, wrap(text, 100), va="top", ha="left", fontsize=8, family="monospace",
+             transform=fig.transFigure)
+    fig.text(0.01, -0.02, "Static preview of the first position. Run the cell to move the sliders (live on a "
+             "GPU each position relaunches the kernel; in replay it shows the H200 recording).", va="top", ha="left", fontsize=8,
+             style="italic", color="#555555", transform=fig.transFigure)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=72, bbox_inches="tight")
+    return buf.getvalue()
+
+
+class ExplorerView(ipywidgets.VBox):
+    """The explorer's widget, displayed with a static PNG preview beside it in the same output: a front end
+    that can render the live widget does; one that cannot (untrusted, a web page) shows the preview."""
+
+    def __init__(self, children, preview: bytes = b"", preview_text: str = "", **kw):
+        super().__init__(children, **kw)
+        self._preview, self._preview_text = preview, preview_text
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        if self._preview:
+            bundle["image/png"] = base64.b64encode(self._preview).decode()
+            bundle["text/plain"] = ("Explorer (static preview of its first position; run the cell to explore):\n"
+                                    + self._preview_text)
+        return bundle
+
+
+class Explorer:
+    """The shared panel: controls in a wrapping row (or a column) above one output area (text, then figure)."""
+
+    stack = False            # controls in a column, each full width (for several fine sliders)
+
+    def __init__(self):
+        self.shown = ""          # the text the explorer shows now
+
+    def controls(self) -> list:
+        raise NotImplementedError
+
+    def render(self, **values) -> tuple[str, object]:
+        raise NotImplementedError
+
+    def _show(self, out, text: str, fig, close: bool = True) -> None:
+        from IPython.display import HTML, Image, display
+        self.shown = text
+        # the figure is rendered here, to PNG bytes, rather than handed to the inline backend: after an HTML
+        # display in the same output, the backend's rendering from a widget callback came out blank (seen in
+        # JupyterLab 4.6 + ipykernel 7.4; tests/browser checks that every redraw changes the picture)
+        png = figure_png(fig) if fig is not None else None
+        with out:
+            out.clear_output(wait=True)
+            # an HTML block, not print(): the output area breaks plain text mid-word when the window is narrow
+            display(HTML(TEXT_STYLE + html.escape(text) + "</pre>"))
+            if png is not None:
+                display(Image(data=png, format="png"))
+        if fig is not None and close:
+            plt.close(fig)
+
+    def values(self) -> dict:
+        return {c.description_key: c.value for c in self._controls}
+
+    def redraw(self) -> None:
+        text, fig = self.render(**self.values())
+        self._show(self._out, text, fig)
+
+    def widget(self) -> ExplorerView:
+        w = ipywidgets
+        self._controls = self.controls()
+        self._out = w.Output()
+        for c in self._controls:
+            c.observe(lambda *_: self.redraw(), "value")
+        text, fig = self.render(**self.values())
+        self._show(self._out, text, fig, close=False)   # displayed (as a PNG) before the preview marks it up
+        preview = preview_png(text, fig)
+        plt.close(fig)
+        rows = self.rows()
+        return ExplorerView(rows + [self._out], preview=preview, preview_text=wrap(text))
+
+    def rows(self) -> list:
+        w = ipywidgets
+        extras = getattr(self, "_extras", {})
+        if self.stack:
+            return [w.HBox([c] + ([extras[id(c)]] if id(c) in extras else [])) for c in self._controls]
+        return [w.HBox(self._controls, layout=w.Layout(flex_flow="row wrap"))]
+
+
+SLIDER = ipywidgets.Layout(min_width="360px", flex="1 1 auto")   # a track a learner can aim at, wrapping when narrow
+
+
+def control(widget, key: str):
+    widget.description_key = key
+    return widget
+
+
+def exact_box(slider, step: int):
+    """A number box beside a fine slider: type an exact value (the slider moves in coarser steps)."""
+    box = ipywidgets.BoundedIntText(value=slider.value, min=slider.min, max=slider.max, step=step,
+                                    layout=ipywidgets.Layout(width="110px"))
+
+    def to_slider(change):
+        if slider.value != change["new"]:
+            slider.value = change["new"]
+
+    def to_box(change):
+        if box.value != change["new"]:
+            box.value = change["new"]
+    box.observe(to_slider, "value")
+    slider.observe(to_box, "value")
+    return box
+
+

@@ -1,0 +1,23 @@
+"""§3's benchmark (live): grid = n_head against value tiles, ABBA; FLA's kernel beside them when installed."""
+from __future__ import annotations
+
+import statistics
+
+from launchlab.kernels import kda_decode
+from launchlab.sections.s03_starvation import kda
+
+
+def bench_kda() -> None:
+    print("§3 KDA decode step, K = V = 128, per step in a CUDA graph of 100 (us); one build, ABBA")
+    for h in (12, 96):
+        b = kda_decode.Bench(h)
+        res = kda.abba(b)
+        print(f"n_head={h}:  " + "  ".join(f"{o}:{t.median:.3f}" for o, t in zip(res.order, res.results)))
+        print(f"        tiled speed-up {1 / res.ratio():.2f}x")
+        try:
+            f = kda.fla_peer(h)
+            fla_us = statistics.median(f.timing.reps_us)
+            tiled = statistics.median(res.medians("B"))
+            print(f"        FLA fused_recurrent_kda {fla_us:.3f} us; ours/FLA = {tiled / fla_us:.2f}")
+        except Exception as e:  # noqa: BLE001
+            print(f"        FLA not measured: {type(e).__name__}: {e}")

@@ -1,0 +1,37 @@
+"""§7's exercises."""
+from __future__ import annotations
+
+from launchlab.core.exercise import Exercise, register
+from launchlab.kernels import splits
+from launchlab.sections.s07_bit_identity import fmatrap
+
+
+# ------------------------------------------------------------------ §7 proving bit-identity as bytes
+def _identical_at(d, ctx: int) -> str:
+    names = {"KDA_VT": "vt", "MLA_FLOOR": "mla floor", "KDA_ELIDE": "fma"}
+    same = [names[c.name.split()[0]] for c in d.cases if c.ctx == ctx and c.identical]
+    return " and ".join(same) if same else "none"
+
+
+register(Exercise(
+    "07.identical_at_131072", "which arm pairs are byte-identical at ctx 131,072: 'vt', 'vt and mla floor', or 'none'",
+    lambda d: _identical_at(d, 131_072) if _identical_at(d, 131_072) in ("vt", "vt and mla floor") else "none",
+    lambda d: (lambda vt, ml: f"KDA_VT 0 vs 1 at 131,072: {'IDENTICAL' if vt.identical else 'different'} over "
+                              f"{vt.elements:,} elements (every layer, {len(vt.steps)} positions). The MLA floor: "
+                              f"{ml.differing:,} elements differ, the first at {ml.first[1] if ml.first else '-'} "
+                              f"-- layer 0 is an MLA layer, and {splits.split(ml.ctx + 1, 16, 1, 'hardcoded').splits} "
+                              f"splits against {splits.split(ml.ctx + 1, 16, 1, 'derived').splits} reassociate its "
+                              f"combine. (The fma arm, dumped at 2,048, differs from its first KDA layer on.)")(
+        d.case("KDA_VT 0 vs 1", 131_072), d.case("MLA_FLOOR hardcoded vs derived", 131_072)),
+    kind="choice", choices=("vt", "vt and mla floor", "none")))
+
+register(Exercise(
+    "07.fma_fix", "the pass-2 recompute must give main's bytes: which form -- 'tmp' (float tmp = a * b; out = tmp + c), "
+                  "'inline' (out = a * b + c) or 'rn' (out = __fmul_rn(a, b) + c)?",
+    lambda: next(f.form for f in fmatrap.sass_table() if f.family == "fma_forms" and not f.fused),
+    lambda: (lambda t: f"main rounded the product to fp32 (it went through shared memory), then added. Under "
+                       f"nvcc's default -fmad=true both 'tmp' and 'inline' compile to {t['tmp'].ffma} FFMA: one "
+                       f"rounding, different bytes. Only __fmul_rn forces the rounded product ({t['rn'].fmul} FMUL + "
+                       f"{t['rn'].fadd} FADD): the one-token fix. -fmad=false scoped to the file does the same for "
+                       f"every form.")({f.form: f for f in fmatrap.sass_table() if f.family == "fma_forms"}),
+    kind="choice", choices=("tmp", "inline", "rn")))

@@ -1,0 +1,23 @@
+"""The graded lab's files, and the figures of its last grading benchmark (what `summary --json` shows
+under "09"). The grader itself (otter-grader, `make grade`) is launchlab.faces.grading, which finds these
+paths through this section's manifest."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from launchlab.core import paths
+
+MASTER = paths.ROOT / "lab_solutions" / "09_lab_audit.ipynb"      # solutions, public and hidden tests
+LEARNER = paths.ROOT / "notebooks" / "09_lab_audit.ipynb"         # generated from the master by otter assign
+REPORT = paths.ROOT / "data" / "grading" / "report.json"          # the last `grade --benchmark` run
+
+
+def recorded_report(data_dir=None, path: Path = REPORT) -> dict:
+    """The last `grade --benchmark` run kept in the repo (data_dir: recordings elsewhere; not used here)."""
+    return json.loads(Path(path).read_text())
+
+
+def headline(rep: dict) -> dict:
+    return {"grading_seconds_30_submissions": rep["seconds"] if rep["submissions"] == 30 else None,
+            "master_score_pct": rep["master_score_pct"], "blank_score_pct": rep["blank_score_pct"]}

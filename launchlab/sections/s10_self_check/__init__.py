@@ -1,0 +1,1 @@
+"""The self-check: the lecture's nine questions, answered in the notebook, with feedback."""
