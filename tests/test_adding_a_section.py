@@ -43,8 +43,14 @@ def checkout(tmp_path_factory):
     return root, written
 
 
+def _env(root) -> dict:
+    """The copy first on the path (ahead of this checkout's editable install), then whatever was there."""
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    return dict(os.environ, PYTHONPATH=path, LAUNCHLAB_MODE="replay")
+
+
 def run(root, code: str, timeout=300) -> str:
-    env = dict(os.environ, PYTHONPATH=str(root), LAUNCHLAB_MODE="replay")
+    env = _env(root)
     env.pop("LAUNCHLAB_DATA", None)
     env.pop("LAUNCHLAB_KERNELS", None)
     p = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
@@ -109,6 +115,6 @@ print(text)
 """)
     assert "MODE: replay" in out and "blocks_per_sm_block256" in out and "not answered yet" in out
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/test_section{KEY}.py"],
-                       cwd=root, env=dict(os.environ, PYTHONPATH=str(root), LAUNCHLAB_MODE="replay"),
+                       cwd=root, env=_env(root),
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout[-2000:]
