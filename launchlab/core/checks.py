@@ -35,6 +35,6 @@ def check(section: str, id_: str):
     return deco
 
 
-def _below(err: float, tol: float) -> str:
+def below(err: float, tol: float) -> str:
     assert err < tol, f"max rel err {err:.2e} >= {tol:.0e}"
     return f"max rel err {err:.2e}"

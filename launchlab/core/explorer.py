@@ -1,9 +1,10 @@
-"""Interactive explorers for the notebooks.
+"""The scaffold every interactive explorer builds on; the explorers themselves live in their sections'
+folders (`explorers.py`), declared in their manifests.
 
 Every explorer is built on one scaffold, `Explorer`: a row of controls that wraps on a narrow window, and one
 output area that shows a text line and a figure. A subclass gives its controls and a `render(**values)` that
 returns (text, figure); its plain `update(...)` computes what the widgets show and is tested in tests/
-without a browser. The chosen point is marked the same way on every figure (figure.mark_chosen).
+without a browser. The chosen point is marked the same way on every figure (core.figure.mark_chosen).
 
 Before the cell runs (a notebook opened untrusted, or read on a web page) an explorer shows a static preview:
 the figure of its first position with the explorer's text line and a "run the cell to explore" note, as a PNG

@@ -6,18 +6,18 @@ import functools
 import numpy as np
 
 from launchlab.core import launch, loader, timeline
-from launchlab.core.checks import TOL, _below, check
+from launchlab.core.checks import TOL, below, check
 from launchlab.kernels import stream_read, waves
 from launchlab.sections.s01_arithmetic import occupancy_probe
 
 
 @functools.cache
-def _reader() -> "stream_read.StreamRead":
+def reader() -> "stream_read.StreamRead":
     return stream_read.StreamRead(nbytes=1 << 24)
 
 
 @functools.cache
-def _wave_kernels() -> "waves.WaveKernels":
+def wave_kernels() -> "waves.WaveKernels":
     return waves.WaveKernels(max_grid=64)
 
 
@@ -25,19 +25,19 @@ def _wave_kernels() -> "waves.WaveKernels":
 for _vec, _unroll in stream_read.VARIANTS:
     for _grid, _block in ((1, 128), (37, 256), (300, 1024)):
         check("01", f"stream_read<{_vec},{_unroll}>-grid{_grid}-block{_block}")(
-            lambda v=_vec, u=_unroll, g=_grid, b=_block: _below(_reader().check_reference(g, b, v, u, n=1 << 18), TOL))
+            lambda v=_vec, u=_unroll, g=_grid, b=_block: below(reader().check_reference(g, b, v, u, n=1 << 18), TOL))
 
 
 @check("01", "stream_read-misaligned-view-refused-then-works")
 def _misaligned():
-    sr = _reader()
+    sr = reader()
     try:
         sr.launch(4, 256, sr.x[1:1 + 4096], vec=4, unroll=4)
     except launch.LaunchError as e:
         msg = str(e)[:60]
     else:
         raise AssertionError("a misaligned float4 view launched")
-    _below(sr.check_reference(8, 256, 4, 4, n=1 << 16), TOL)
+    below(sr.check_reference(8, 256, 4, 4, n=1 << 16), TOL)
     return f"refused ({msg}...), then correct"
 
 
@@ -45,7 +45,7 @@ for _bad in ((0, 256), (4, 0), (4, 2048), (4, 100.5)):
     @check("01", f"stream_read-refuses-grid{_bad[0]}-block{_bad[1]}")
     def _refuse(bad=_bad):
         try:
-            _reader().launch(*bad)
+            reader().launch(*bad)
         except launch.LaunchError as e:
             return f"LaunchError: {str(e)[:50]}"
         raise AssertionError(f"grid/block {bad} launched")
@@ -55,18 +55,18 @@ for _bad in ((0, 256), (4, 0), (4, 2048), (4, 100.5)):
 @check("01", "waves-fixed_work")
 def _fixed_work():
     # 1000 chained float32 FMAs against a float64 reference: ~1000 roundings of 2^-24 at most (6e-5)
-    return _below(_wave_kernels().check_references()["fixed_work"], 1e-4)
+    return below(wave_kernels().check_references()["fixed_work"], 1e-4)
 
 
 @check("01", "waves-fixed_bytes")
 def _fixed_bytes():
-    return _below(_wave_kernels().check_references()["fixed_bytes"], TOL)
+    return below(wave_kernels().check_references()["fixed_bytes"], TOL)
 
 
 @check("01", "timeline-stamped-stream_read-sums-like-numpy-and-stamps-every-block")
 def _stamped_stream():
     import cupy as cp
-    sr = _reader()
+    sr = reader()
     xs = sr.x[: 1 << 18]
     k = loader.kernel(stream_read.FAMILY, "stream_read_timeline<4, 4>")
     sr.partial[:37] = np.nan
@@ -74,7 +74,7 @@ def _stamped_stream():
                          256, "check")
     got = cp.asnumpy(sr.partial[:37]).astype(np.float64)
     ref = stream_read.reference_partials(cp.asnumpy(xs), 37, 256, 4)
-    _below(float(np.max(np.abs(got - ref) / np.abs(ref))), TOL)
+    below(float(np.max(np.abs(got - ref) / np.abs(ref))), TOL)
     assert t.sms_with_work == 37 and all(e >= s_ for s_, e in zip(t.start_ns, t.end_ns)), t.sm
     return f"37 blocks on {t.sms_with_work} SMs, span {t.span_ns} ns"
 

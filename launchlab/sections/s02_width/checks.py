@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import functools
 
-from launchlab.core.checks import TOL, _below, check
+from launchlab.core.checks import TOL, below, check
 from launchlab.kernels import rms_norm
-from launchlab.sections.s01_arithmetic.checks import _wave_kernels
+from launchlab.sections.s01_arithmetic.checks import wave_kernels
 from launchlab.sections.s02_width import rmsnorm
 
 
@@ -25,7 +25,7 @@ for _n in (2048, 7168, 7166):
     @check("02", f"rms_norm-n{_n}-every-arm-vs-float64")
     def _vs_float64(n=_n):
         c = _rms_compare(n)
-        return _below(max(c.max_rel_err_vs_float64.values()), TOL)
+        return below(max(c.max_rel_err_vs_float64.values()), TOL)
 
     @check("02", f"rms_norm-n{_n}-emulation-reproduces-ss-bits")
     def _emulation(n=_n):
@@ -53,7 +53,7 @@ def _fallbacks():
 for _kw in (dict(eps=-1.0), dict(n=0)):
     @check("02", "rms_norm-refuses-" + "-".join(f"{k}{v}" for k, v in _kw.items()))
     def _rms_refuse(kw=_kw):
-        buf = _wave_kernels().out[:16]
+        buf = wave_kernels().out[:16]
         try:
             rms_norm.rms_norm(buf, buf, **kw)
         except rms_norm.RMSNormError as e:
