@@ -2,11 +2,12 @@
 import pytest
 
 from launchlab.core import occupancy
-from launchlab.sections.s01_arithmetic import occupancy_probe
+
+from launchlab.sections.s01_arithmetic import driver_occupancy
 
 
 def test_agrees_with_the_driver_on_every_recorded_configuration():
-    check = occupancy_probe.recorded()
+    check = driver_occupancy.recorded()
     rows = check.rows
     assert "NVIDIA H200" in check.source and len(rows) > 10000
     regs = {r[0] for r in rows}
@@ -19,7 +20,7 @@ def test_agrees_with_the_driver_on_every_recorded_configuration():
 
 
 def test_every_limiter_binds_somewhere_in_the_table():
-    rows = occupancy_probe.recorded().rows
+    rows = driver_occupancy.recorded().rows
     seen = set()
     for regs, st, dyn, block, _ in rows[::7]:
         seen.update(occupancy.occupancy(block, regs, st + dyn).limiter)
@@ -27,7 +28,7 @@ def test_every_limiter_binds_somewhere_in_the_table():
 
 
 def test_probe_outputs_were_byte_identical_to_numpy():
-    assert all(occupancy_probe.recorded().probe_outputs_match_reference.values())
+    assert all(driver_occupancy.recorded().probe_outputs_match_reference.values())
 
 
 @pytest.mark.parametrize("block,regs,smem,n,limiter", [

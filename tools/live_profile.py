@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from launchlab.sections.s00_start import instruments
-from launchlab.sections.s01_arithmetic import achieved, bandwidth, occupancy_probe, staircases
+from launchlab.sections.s01_arithmetic import achieved, bandwidth, staircases
+from launchlab.sections.s01_arithmetic import driver_occupancy
 from launchlab.sections.s02_width import accuracy, rmsnorm
 from launchlab.sections.s03_starvation import kda
 from launchlab.sections.s04_derive import derive
@@ -31,7 +32,7 @@ from launchlab.sections.s09_lab import lab
 DOORS = {"section06": onebinary.DOOR, "accuracy": accuracy.DOOR, "section02": rmsnorm.DOOR, "lab": lab.DOOR,
          "device": instruments.DOOR, "timeline": achieved.DOOR, "section04": derive.DOOR, "section07": identity.DOOR,
          "section08": reassociation.DOOR, "section03": kda.DOOR, "pdl": pdlchain.DOOR, "section01": bandwidth.DOOR,
-         "waves": staircases.DOOR, "ceiling": bandwidth.CEILING, "occupancy": occupancy_probe.DOOR,
+         "waves": staircases.DOOR, "ceiling": bandwidth.CEILING, "occupancy": driver_occupancy.DOOR,
          "launch_costs": instruments.LAUNCH_COSTS}
 
 

@@ -9,17 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from launchlab.core.sass import disassemble, function_sass
-from launchlab.core.sources import (
-    CPP_STD,
-    FAMILIES,
-    FAMILY_OPTIONS,
-    KERNEL_DIR,
-    KernelError,
-    parts,
-    sha256s,
-    source_path,
-    workers,
-)
+from launchlab.core.sources import (CPP_STD, FAMILIES, FAMILY_OPTIONS, KERNEL_DIR, KernelError, parts, sha256s,
+                                    source_path, workers)
 
 
 # ---------------------------------------------------------------- offline: NVRTC -> cubin, no GPU needed

@@ -13,19 +13,8 @@ import numpy as np
 from launchlab.core import hardware, launch, mode
 from launchlab.core import pdl as pdlpath
 from launchlab.core.compiler import Resources, compile_offline
-from launchlab.core.sources import (
-    CPP_STD,
-    FAMILIES,
-    FAMILY_OPTIONS,
-    KERNEL_DIR,
-    PARTS,
-    KernelError,
-    files,
-    parts,
-    sha256s,
-    source_path,
-    workers,
-)
+from launchlab.core.sources import (CPP_STD, FAMILIES, FAMILY_OPTIONS, KERNEL_DIR, PARTS, KernelError, files, parts,
+                                    sha256s, source_path, workers)
 
 
 # ---------------------------------------------------------------- live: CuPy RawModule

@@ -8,7 +8,8 @@ import numpy as np
 from launchlab.core import launch, loader, timeline
 from launchlab.core.checks import TOL, below, check
 from launchlab.kernels import stream_read, waves
-from launchlab.sections.s01_arithmetic import occupancy_probe
+
+from launchlab.kernels import occupancy_probe
 
 
 @functools.cache

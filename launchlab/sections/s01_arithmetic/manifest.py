@@ -1,23 +1,14 @@
 """§1 the arithmetic nobody does."""
 from launchlab.core.section import Section
-from launchlab.sections.s01_arithmetic import (
-                                               achieved,
-                                               bandwidth,
-                                               bench,
-                                               checks,
-                                               exercises,
-                                               explorers,
-                                               figures,
-                                               occupancy_probe,
-                                               staircases,
-)
+from launchlab.sections.s01_arithmetic import (achieved, bandwidth, bench, checks, driver_occupancy, exercises,
+                                               explorers, figures, staircases)
 
 SECTION = Section(
     key="01", title="§1 the arithmetic nobody does", notebook="01_the_arithmetic.ipynb",
     summary="grid → share of SMs; bandwidth against grid and block; bytes in flight; wave quantization; occupancy and its limiter; achieved occupancy",
-    doors=(occupancy_probe.DOOR, bandwidth.DOOR, staircases.DOOR, achieved.DOOR),
+    doors=(driver_occupancy.DOOR, bandwidth.DOOR, staircases.DOOR, achieved.DOOR),
     headlines=((bandwidth.recorded, bandwidth.headline), (staircases.recorded, staircases.headline),
-               (occupancy_probe.recorded, occupancy_probe.headline), (achieved.recorded, achieved.headline)),
+               (driver_occupancy.recorded, driver_occupancy.headline), (achieved.recorded, achieved.headline)),
     checks=checks, exercises=exercises, figures=figures,
     explorers=(explorers.BandwidthExplorer, explorers.OccupancyExplorer, explorers.WaveExplorer),
     benches={"stream": bench.bench_stream},

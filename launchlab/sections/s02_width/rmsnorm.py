@@ -23,24 +23,8 @@ from launchlab.core import compiler, floatbits, mode, recordings, sass, sources,
 from launchlab.core.door import Door
 from launchlab.core.progress import Progress
 from launchlab.core.recordings import RECORDED
-from launchlab.kernels.rms_norm import (
-    EPS,
-    FAMILY,
-    NORMS_PER_TOKEN,
-    REDUCE_THREADS,
-    Bench,
-    Plan,
-    apply,
-    cpu_workers,
-    emulate_ss,
-    plan,
-    reference,
-    rms_norm,
-    row_chunks,
-    rows,
-    thread_sums,
-    weight,
-)
+from launchlab.kernels.rms_norm import (EPS, FAMILY, NORMS_PER_TOKEN, REDUCE_THREADS, Bench, Plan, apply, cpu_workers,
+                                        emulate_ss, plan, reference, rms_norm, row_chunks, rows, thread_sums, weight)
 
 WIDTHS = (2048, 4096, 5120, 7168, 8192)       # hidden sizes of real models (7168: the lecture's)
 

@@ -28,20 +28,8 @@ from launchlab.core.door import Door
 from launchlab.core.progress import Progress
 from launchlab.core.recordings import RECORDED
 from launchlab.kernels import stream_read
-from launchlab.kernels.kda_decode import (
-    BODIES,
-    BV_TILED,
-    FAMILY,
-    MODES,
-    Bench,
-    K,
-    V,
-    geometry,
-    inputs,
-    plan,
-    reference,
-    rel_err,
-)
+from launchlab.kernels.kda_decode import (BODIES, BV_TILED, FAMILY, MODES, Bench, K, V, geometry, inputs, plan,
+                                          reference, rel_err)
 from launchlab.sections.s01_arithmetic import bandwidth
 
 HEADS_TP = {1: 96, 2: 48, 4: 24, 8: 12}   # the lecture's 96 KDA heads, sharded over tp ranks

@@ -18,11 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from launchlab.core import compiler, floatbits, loader, mode, sass
-
-FORMS = {"tmp": "float tmp = a * b; out = tmp + c;", "inline": "out = a * b + c;",
-         "rn": "out = __fmul_rn(a, b) + c;"}
-BUILDS = {"fma_forms": ("fma", "-fmad=true (the default)"), "fma_forms_strict": ("strict", "-fmad=false, one file")}
+from launchlab.core import compiler, floatbits, sass
+from launchlab.kernels import fma_forms
+from launchlab.kernels.fma_forms import BUILDS, FORMS, fused, separate
 
 
 @dataclass(frozen=True)
@@ -62,22 +60,6 @@ def sass_table() -> list[Form]:
     return out
 
 
-def inputs(n: int = 1 << 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """a, b, c ~ N(0, 1) in float32: products and sums of one scale, where a second rounding shows."""
-    r = np.random.default_rng(seed)
-    return tuple(r.standard_normal(n).astype(np.float32) for _ in range(3))
-
-
-def fused(a, b, c) -> np.ndarray:
-    return floatbits.fma32(a, b, c)
-
-
-def separate(a, b, c) -> np.ndarray:
-    """Two roundings: the float32 product, then the float32 sum (numpy rounds each float32 operation as CUDA)."""
-    a, b, c = (np.asarray(v, dtype=np.float32) for v in (a, b, c))
-    return (a * b) + c
-
-
 def expected(f: Form, a, b, c) -> np.ndarray:
     """The bytes form `f` gives, from what its SASS does."""
     return fused(a, b, c) if f.fused else separate(a, b, c)
@@ -90,10 +72,4 @@ def differ(a, b, c) -> int:
 
 def run(f: Form, a, b, c) -> np.ndarray:
     """Live: the kernel of form `f` on the GPU, its output bytes."""
-    mode.require_live("running the FMA forms")
-    import cupy as cp
-    n = a.size
-    out = cp.empty(n, dtype=cp.float32)
-    loader.kernel(f.family, f.kernel).launch((-(-n // 256),), 256, (cp.asarray(a), cp.asarray(b), cp.asarray(c),
-                                                                      out, np.int32(n)))
-    return cp.asnumpy(out)
+    return fma_forms.run(f.family, f.kernel, a, b, c)

@@ -22,6 +22,7 @@ from launchlab.core.door import Door
 from launchlab.kernels import decode, splits
 from launchlab.sections.s03_starvation import kda
 from launchlab.sections.s07_bit_identity import fmatrap
+from launchlab.kernels import fma_forms
 
 VT_DEPTHS = (128, 256, 512, 1024, 2048, 4096, 8192, 131_072)
 MLA_DEPTHS = (4096, 131_072)          # below and above splits.SPLIT_MIN_CTX
@@ -123,8 +124,8 @@ class FormBytes:
 
 
 def fma_bytes(n: int = 1 << 16, seed: int = 4) -> list[FormBytes]:
-    a, b, c = fmatrap.inputs(n, seed)
-    two = floatbits.bits(fmatrap.separate(a, b, c))
+    a, b, c = fma_forms.inputs(n, seed)
+    two = floatbits.bits(fma_forms.separate(a, b, c))
     ref = a.astype(np.float64) * b + c
     out = []
     for f in fmatrap.sass_table():
@@ -215,7 +216,7 @@ def forms_table(d: IdentityData) -> str:
     out = [f"{'build':<32} {'form':<7} {'FFMA':>4} {'FMUL':>4} {'FADD':>4}  {'bytes = SASS prediction':<24} "
            f"{'differ from two roundings':>26} {'rel err vs f64':>14}"]
     for f in d.forms:
-        build = fmatrap.BUILDS[f.family][1]
+        build = fma_forms.BUILDS[f.family][1]
         out.append(f"{build:<32} {f.form:<7} {f.ffma:>4} {f.fmul:>4} {f.fadd:>4}  {str(f.matches_prediction):<24} "
                    f"{f'{f.differ_from_two_roundings:,} of {f.elements:,}':>26} {f.rel_err_vs_f64:>14.1e}")
     return "\n".join(out)

@@ -11,37 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from launchlab.core import hardware, loader, mode, occupancy, recordings, sources
 from launchlab.core.door import Door
 from launchlab.core.progress import Progress
 from launchlab.core.recordings import RECORDED
+from launchlab.kernels.occupancy_probe import FAMILY, check_probe_outputs
 
-FAMILY = "occupancy_probe"
-NV = 200
 BLOCKS = tuple(range(32, 1025, 32)) + (1, 17, 33, 65, 100, 129, 200, 257, 500, 641, 999)
 DYN_SMEM = (0, 1, 1024, 2048, 4000, 7 * 1024, 12 * 1024, 16 * 1024, 20 * 1024, 24 * 1024, 30 * 1024,
             36 * 1024, 44 * 1024, 48 * 1024, 50 * 1024, 56 * 1024, 64 * 1024, 72 * 1024, 76 * 1024,
             90 * 1024, 100 * 1024, 112 * 1024, 113 * 1024, 120 * 1024, 150 * 1024, 180 * 1024, 200 * 1024,
             226 * 1024, 227 * 1024)
 COLUMNS = ("regs", "static_smem", "dynamic_smem", "block", "driver_blocks_per_sm")
-
-
-def reference(x: np.ndarray, n: int) -> np.ndarray:
-    """Bit-exact numpy float32 version of the probe body for threads 0..n-1 (its products by 0.5 and 0.25
-    are exact, so the kernel's fmaf rounds exactly as numpy's add does)."""
-    x = np.asarray(x, dtype=np.float32)
-    t = np.arange(n)
-    v = [x[(j * 131 + t) % n] for j in range(NV)]
-    half, quarter = np.float32(0.5), np.float32(0.25)
-    for _ in range(2):
-        for j in range(NV):
-            v[j] = v[j] * half + v[(j + 1) % NV] * quarter
-    acc = np.zeros(n, dtype=np.float32)
-    for j in range(NV):
-        acc = acc + v[j]
-    return acc
 
 
 def driver_table(blocks=BLOCKS, dyn_smem=DYN_SMEM, progress=None) -> tuple[list[list[int]], dict]:
@@ -67,25 +49,6 @@ def driver_table(blocks=BLOCKS, dyn_smem=DYN_SMEM, progress=None) -> tuple[list[
         if progress:
             progress(i + 1, len(exprs))
     return rows, info
-
-
-def check_probe_outputs(n: int = 4096) -> dict:
-    """Launch every variant; all must give the same bytes, and those bytes must equal the numpy reference."""
-    mode.require_live("launching the occupancy probe")
-    import cupy as cp
-
-    x = cp.random.default_rng(7).random(n, dtype=cp.float32)
-    ref = reference(cp.asnumpy(x), n)
-    out = cp.empty(n, dtype=cp.float32)
-    verdict = {}
-    for e in sources.FAMILIES[FAMILY]:
-        k = loader.kernel(FAMILY, e)
-        block = min(256, k.max_threads_per_block)
-        out.fill(np.nan)
-        k.launch(-(-n // block), block, (x, out, np.int32(n)))
-        got = cp.asnumpy(out)
-        verdict[e] = bool(got.tobytes() == ref.tobytes())
-    return verdict
 
 
 def mismatches(rows, gpu="H200") -> list[tuple[list[int], int]]:
