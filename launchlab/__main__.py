@@ -5,7 +5,7 @@
   compile [--sass]           compile every kernel offline with NVRTC (no GPU) and print its resources
   show FAMILY EXPR [--block N]  the CUDA source of one kernel variant, its registers and shared memory
   record [NAME ...] [--out DIR]  on a GPU: measure every section's door and write the recordings
-                             (device, occupancy, section01, section02, section03)
+                             (every recording the registered sections' doors name, or the ones given)
   check-recordings           load every recording (fails on missing, corrupt or stale ones)
   summary [--json]           every section's headline figures, read from the recordings
   cmp A B                    compare two dumps byte for byte (exit 0 identical, 1 different, 2 unreadable)
@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     asg.add_argument("--check", action="store_true", help="only report drift between notebooks/09 and the master")
     asg.set_defaults(fn=_assign)
     b = sub.add_parser("bench")
-    b.add_argument("what", nargs="*", default=["stream"], help="stream, rms, kda, mla, decode, pdl, host")
+    b.add_argument("what", nargs="*", default=[], help="benchmarks the sections offer (an unknown name lists them)")
     b.set_defaults(fn=_bench)
     co = sub.add_parser("course")
     co.add_argument("--out", default="build/course")

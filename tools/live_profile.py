@@ -17,23 +17,25 @@ import sys
 import time
 from pathlib import Path
 
-from launchlab.sections.s00_start import instruments
-from launchlab.sections.s01_arithmetic import achieved, bandwidth, staircases
-from launchlab.sections.s01_arithmetic import driver_occupancy
-from launchlab.sections.s02_width import accuracy, rmsnorm
-from launchlab.sections.s03_starvation import kda
-from launchlab.sections.s04_derive import derive
-from launchlab.sections.s06_one_binary import onebinary, pdlchain
-from launchlab.sections.s07_bit_identity import identity
-from launchlab.sections.s08_reshape import reassociation
-from launchlab.sections.s09_lab import lab
+from launchlab import sections
 
-# the heaviest first (their recordings took longest), so a deadline cuts only the cheap ones
-DOORS = {"section06": onebinary.DOOR, "accuracy": accuracy.DOOR, "section02": rmsnorm.DOOR, "lab": lab.DOOR,
-         "device": instruments.DOOR, "timeline": achieved.DOOR, "section04": derive.DOOR, "section07": identity.DOOR,
-         "section08": reassociation.DOOR, "section03": kda.DOOR, "pdl": pdlchain.DOOR, "section01": bandwidth.DOOR,
-         "waves": staircases.DOOR, "ceiling": bandwidth.CEILING, "occupancy": driver_occupancy.DOOR,
-         "launch_costs": instruments.LAUNCH_COSTS}
+
+def doors() -> dict:
+    """{key: door} for every door a registered section declares, keyed by its recording (a second door of the
+    same recording as recording.2, ...), the heaviest recordings first (their live runs took longest), so a
+    deadline cuts only the cheap ones."""
+    out: dict = {}
+    for sec in sections.all():
+        for door in sec.doors:
+            key, n = door.recording, 2
+            while key in out:
+                key, n = f"{door.recording}.{n}", n + 1
+            out[key] = door
+    heavy = ("section06", "accuracy", "section02", "lab")
+    return dict(sorted(out.items(), key=lambda kv: heavy.index(kv[0]) if kv[0] in heavy else len(heavy)))
+
+
+DOORS = doors()
 
 
 def main(argv=None) -> int:
