@@ -20,8 +20,8 @@ def figs():
 
 
 def test_one_object_keyed_by_section(figs):
-    assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "reliability", "browser",
-                         "architecture"]
+    assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
+                         "browser", "architecture"]
 
 
 def test_the_decode_step_figures_issue_12_names(figs):

@@ -1,11 +1,19 @@
-"""An exercise: a question a learner answers in a notebook cell, with how its answer is computed and why.
+"""An exercise: a question a learner answers in a notebook cell, with how its answer is computed and why, and
+the verdict on one answer (`grade`).
 
 A section declares its exercises in its own folder (`register(Exercise(...))` in its exercises module, named
-"<notebook>.<name>"); the exercises' checker (launchlab.faces.exercises) grades an answer against them.
+"<notebook>.<name>"); the exercises' checker (launchlab.faces.exercises) prints the feedback in a notebook.
+
+A number or a choice gets a verdict on the spot, against the value computed from the same data the notebook
+shows. A written answer gets none: no pattern can tell a right explanation from a wrong one in other words
+(or a wrong one that happens to contain the right words), so once the learner has written, the key points are
+shown as a checklist to assess the answer against, with the model answer. `verdicts_on_prose()` counts the
+written exercises that would get a right/wrong verdict all the same (summary --json: 10.prose_auto_verdicts).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Callable
 
 
@@ -19,7 +27,7 @@ class Exercise:
     rel_tol: float = 0.0                          # numbers: accepted relative error
     abs_tol: float = 0.0                          # numbers: accepted absolute error (e.g. percentage points)
     choices: tuple[str, ...] = ()
-    points: tuple = ()                            # written: ((label, (pattern, ...)), ...) -- the key points
+    points: tuple[str, ...] = ()                  # written: the key points a good answer makes (a checklist)
 
 
 EXERCISES: dict[str, Exercise] = {}
@@ -34,3 +42,73 @@ def register(e: Exercise) -> Exercise:
         raise ValueError(f"{e.key}: a written exercise needs key points, the others none")
     EXERCISES[e.key] = e
     return e
+
+
+@dataclass
+class Feedback:
+    key: str
+    status: str                                   # "blank", "invalid", "right", "wrong"; written: "self-assess"
+    text: str
+    expected: object = field(default=None, repr=False)
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "right"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def grade(key: str, answer, *context) -> Feedback:
+    """The verdict on one answer, without printing it."""
+    e = EXERCISES.get(key)
+    if e is None:
+        return Feedback(key, "invalid", f"[{key}] no such exercise (known: {', '.join(sorted(EXERCISES))})")
+    if answer is None or (isinstance(answer, str) and not answer.strip()):
+        return Feedback(key, "blank", f"[{key}] not answered yet: {e.prompt}. Write your answer in the cell above "
+                                      f"and run both cells again.")
+    want = e.expected(*context)
+    if e.kind == "written":
+        if not isinstance(answer, str):
+            return Feedback(key, "invalid", f"[{key}] write the answer as text (a string in quotes): {e.prompt}.",
+                            want)
+        checklist = "\n".join(f"  [ ] {point}" for point in e.points)
+        return Feedback(key, "self-assess",
+                        f"[{key}] your answer is written down. No machine grades prose here: check it yourself "
+                        f"against the key points a good answer makes --\n{checklist}\n  The model answer: {want}\n"
+                        f"  Why: {e.why(*context)}", want)
+    if e.kind == "number":
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
+            return Feedback(key, "invalid", f"[{key}] {answer!r} is not a number: {e.prompt}.", want)
+        tol = max(e.abs_tol, e.rel_tol * abs(float(want)))
+        ok = abs(float(answer) - float(want)) <= tol
+        off = "" if float(want) == 0 else f" ({float(answer) / float(want):.2f}x the answer)"
+        head = (f"[{key}] right: {_fmt(answer)}" if ok else
+                f"[{key}] not quite: you wrote {_fmt(answer)}, the answer is {_fmt(want)}{off}")
+        if tol and ok:
+            head += f" (the answer is {_fmt(want)}; accepted within {_fmt(tol)})"
+    else:
+        a = str(answer).strip().lower()
+        if a not in e.choices:
+            return Feedback(key, "invalid", f"[{key}] {answer!r} is not one of {', '.join(map(repr, e.choices))}.",
+                            want)
+        ok = a == want
+        head = f"[{key}] right: {a!r}" if ok else f"[{key}] not quite: you chose {a!r}, the answer is {want!r}"
+    return Feedback(key, "right" if ok else "wrong", f"{head}.\n  Why: {e.why(*context)}", want)
+
+
+def verdicts_on_prose(answers=("I do not know.", "contention spread floor head main overhead remains")) -> int:
+    """How many written exercises give a right/wrong verdict to their own model answer or to any of `answers`
+    (both a blank guess and a string of the key points' words): 0 when prose is never machine-graded."""
+    n = 0
+    for e in EXERCISES.values():
+        if e.kind == "written":
+            tried = [e.expected()] + list(answers)
+            n += any(grade(e.key, a).status in ("right", "wrong") for a in tried)
+    return n

@@ -1,11 +1,12 @@
-"""Notebook 10's exercises: the lecture's nine self-check questions, each verdict with the course's own measurement."""
+"""Notebook 10's exercises: the lecture's nine self-check questions. Numbers and choices get a verdict on the
+spot; written answers get the key points as a checklist and the model answer (launchlab.core.exercise); each
+adds the course's own measurement of the same thing."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from launchlab.core import paths
-from launchlab.core.exercise import Exercise, register
+from launchlab.core.exercise import EXERCISES, Exercise, register, verdicts_on_prose
 from launchlab.sections.s01_arithmetic import bandwidth
 from launchlab.sections.s02_width import frontier, rmsnorm
 from launchlab.sections.s03_starvation import kda
@@ -15,9 +16,10 @@ from launchlab.sections.s07_bit_identity import fmatrap
 from launchlab.sections.s08_reshape import reassociation
 
 # ------------------------------------------------------------------ notebook 10: the lecture's self-check
-# The prompts, the model answers and their key points are the instructor's (lab_solutions/10_self_check.json);
-# each verdict's "why" adds the course's own measurement of the same thing, read from the recordings.
-SELF_CHECK = paths.ROOT / "lab_solutions" / "10_self_check.json"
+# The prompts, the model answers and their key points are this section's key (key.json, beside this module: the
+# self-check is formative and ships with the course); each "why" adds the course's own measurement of the same
+# thing, read from the recordings.
+SELF_CHECK = Path(__file__).resolve().parent / "key.json"
 
 
 def _q1_why() -> str:
@@ -102,7 +104,16 @@ def _register_self_check(path: Path = SELF_CHECK) -> None:
                               choices=tuple(c.split("'")[1] if "'" in c else c for c in choices)))
         else:
             register(Exercise(key, q["prompt"], (lambda m: lambda: m)(q["model"]), why, "written",
-                              points=tuple((label, tuple(p)) for label, p in q["points"])))
+                              points=tuple(q["points"])))
 
 
 _register_self_check()
+
+
+def written(data_dir=None) -> list:
+    """The self-check's written exercises (what summary --json reads for "10")."""
+    return [e for e in EXERCISES.values() if e.kind == "written" and e.key.startswith("10.")]
+
+
+def headline(_written) -> dict:
+    return {"prose_auto_verdicts": verdicts_on_prose()}
