@@ -1,18 +1,29 @@
-"""Grading the lab with otter-grader 7: the learner copy generated from the instructor's master, and a folder of
-submissions graded offline into a CSV.
+"""Grading the lab: the learner copy generated from the instructor's master with otter-grader's `otter assign`,
+and a folder of submissions graded in two steps into a CSV.
 
     master    lab_solutions/09_lab_audit.ipynb  -- solutions, public and hidden tests (otter's assign format)
     learner   notebooks/09_lab_audit.ipynb      -- what `otter assign` makes of the master, executed in replay
+    tests     lab_solutions/lab_tests.py        -- the hidden tests and the reference values, instructor side
 
-    python -m launchlab grade DIR [--out build/grade] [--jobs 2] [--timeout 180]
+    python -m launchlab grade DIR [--out build/grade] [--jobs 2] [--timeout 120] [--no-sandbox]
     make grade SUBMISSIONS=DIR
 
-`grade` runs `otter assign` on the master (the autograder zip is rebuilt every time, never stale), then grades
-each `*.ipynb` in DIR in its own child process: `otter.api.grade_submission` (otter's non-containerized grader:
-no Docker, nothing downloaded), in replay mode, under a time limit, without network (`unshare -rn` where the
-kernel allows it). A submission that raises, hangs or is not a notebook costs only its own row. Out come
-`grades.csv` (learner, points per question, total, possible, status) and `feedback/<learner>.txt`, otter's
-report of every test the learner may see (hidden tests' names and results, not their code).
+Step 1, the submission: each notebook runs as its own copy inside bubblewrap (launchlab.faces.sandbox): the
+course tree read-only, the instructor's files, the other submissions and the network out of sight, a scrubbed
+environment, a time limit per cell and every process it started killed after (launchlab.faces.collect). It
+hands back only its answers, as plain JSON values. Step 2, the grade: the instructor's tests score those
+values against reference values computed here, in the grader's own process, which no learner code ever ran
+in. Each question is scored from its own answers, so an error or a hang costs its step (and the steps that use
+its result), not the notebook; numbers pass within a stated relative tolerance. Out come `grades.csv`
+(learner, points per question, total, possible, status), `feedback/<learner>.txt` (every lost point with what
+failed and why, the learner's own exception with its step, a missing name named) and `report/<learner>.txt`
+(every check, and the answers as read). Where bubblewrap is missing or refused, grading refuses untrusted work
+unless `--no-sandbox` says the submissions are trusted.
+
+The grader's own tests: FIXTURES (wrong submissions, each losing exactly its points) and CHEATS (submissions
+that patch the grader or the library, read the instructor's files or other submissions, rewrite the tests,
+answer with always-equal objects -- each must score 0 -- and hard honest cases: a hang in step 5, a notebook
+without otter's metadata, the right values typed in). `grade --benchmark 30` grades them all, timed.
 """
 from __future__ import annotations
 
@@ -30,7 +41,7 @@ from pathlib import Path
 
 from launchlab import sections
 from launchlab.core import paths
-from launchlab.faces import course
+from launchlab.faces import course, sandbox
 
 ROOT = paths.ROOT
 # The graded lab's files, from the section whose manifest declares a graded lab (launchlab.sections)
@@ -113,54 +124,75 @@ def refresh_learner() -> Path:
     return LEARNER
 
 
-# ------------------------------------------------------------------ wrong submissions (the grader's own tests)
-# Each: a line of the solution as the master writes it, what the wrong submission writes instead, and the
-# points it must lose per question -- no more, no fewer.
-FIXTURES = {
-    "fine_kernel_as_offender": (
-        "offender = ranking[0]  # SOLUTION",
-        'offender = next(k for k in ranking if "kda_prep" in k)   # the grid = n_head kernel, which is fine',
-        {"q3": 2}),
-    "median_without_spread": (
-        "spread_pct = 100 * dg.robust_spread(reps)  # SOLUTION\n",
-        "spread_pct = None   # a median, no spread\n",
-        {"q4": 1}),
-    "verdict_without_spread": (
-        'verdict = "faster" if gain_ms > spread_ms else "slower" if -gain_ms > spread_ms else "no measurable difference"  # SOLUTION',
-        'spread_ms = None\nverdict = "faster" if gain_ms > 0 else "slower"   # any gap is a result',
-        {"q6": 1}),
-    "tolerance_called_a_byte_check": (
-        'evidence = "cmp"  # SOLUTION', 'evidence = "tolerance"   # the 1e-6 test passed', {"q7": 1}),
-    "raises_in_step_5": (
-        "# BEGIN SOLUTION\naxes = {", 'raise RuntimeError("unfinished")\n# BEGIN SOLUTION\naxes = {', {"q5": 2}),
-}
+# ------------------------------------------------------------------ step 2: the instructor's tests
+TESTS = ROOT / "lab_solutions" / "lab_tests.py"
+FIXTURES_FILE = ROOT / "lab_solutions" / "lab_fixtures.py"
 
 
-def make_fixture(solutions: Path, name: str, out: Path) -> Path:
-    """A wrong submission: the solutions notebook with one line replaced (FIXTURES[name])."""
-    old, new, _ = FIXTURES[name]
-    nb = json.loads(Path(solutions).read_text())
-    hits = 0
-    for c in nb["cells"]:
-        src = "".join(c["source"])
-        if old in src:
-            c["source"] = src.replace(old, new)
-            hits += 1
-    if hits != 1:
-        raise GradingError(f"fixture {name}: {hits} cells hold {old!r}, expected exactly one")
-    out.write_text(json.dumps(nb))
-    return out
+def _instructor(path: Path, name: str):
+    import importlib.util
+    if not path.exists():
+        raise GradingError(f"{path} is not here: grading needs the instructor's tree, not a learner release")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-# ------------------------------------------------------------------ grading
+def tests():
+    """The hidden tests and the reference arithmetic, loaded from the instructor's tree (never a learner's)."""
+    return _instructor(TESTS, "launchlab_lab_tests")
+
+
+def fixtures():
+    """The grader's own test submissions: wrong answers, cheats and hard cases (the instructor's tree)."""
+    return _instructor(FIXTURES_FILE, "launchlab_lab_fixtures")
+
+
+def answer_names(t) -> list[str]:
+    return sorted({n for names in t.ANSWERS.values() for n in names})
+
+
+# ------------------------------------------------------------------ step 1: the submission, sandboxed
+def collect(submission: Path, work: Path, names: list[str], sandboxed: bool, cell_timeout: float,
+            total_timeout: float, hide: tuple[Path, ...] = ()) -> dict | str:
+    """Run the submission (a copy in `work`) and read its answers: the collected JSON, or why there is none."""
+    import signal
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copy(submission, work / "submission.ipynb")
+    argv = [sys.executable, "-m", "launchlab.faces.collect", "submission.ipynb", "answers.json", *names,
+            "--cell-timeout", str(cell_timeout)]
+    if sandboxed:
+        cmd, cwd, env = sandbox.command(work, argv, hide), None, None
+    else:                                   # told to go ahead without a sandbox: still its own process and env
+        cmd, cwd = argv, work
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work), "LAUNCHLAB_MODE": "replay",
+               "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        _, err = p.communicate(timeout=total_timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return f"timeout after {total_timeout:.0f} s in all"
+    out = work / "answers.json"
+    if not out.exists():
+        return f"the notebook could not be run ({(err or '').strip().splitlines()[-1:] or ['no message']})"
+    try:
+        return json.loads(out.read_text())
+    except ValueError:
+        return "the submission's answers could not be read"
+
+
 @dataclass
 class Graded:
     learner: str
     points: dict = field(default_factory=dict)       # question -> points earned
     possible: dict = field(default_factory=dict)     # question -> points possible
-    status: str = "ok"                               # ok, error: ..., timeout, not a notebook
-    feedback: str = ""                               # for the learner: points per question, public tests in full
-    report: str = ""                                 # for the instructor: every test, hidden ones included
+    status: str = "ok"                               # ok, not a notebook, timeout ..., the notebook could not be run
+    feedback: str = ""                               # for the learner: every lost point, with why
+    report: str = ""                                 # for the instructor: the same, every check, the raw answers
     seconds: float = 0.0
 
     @property
@@ -172,155 +204,94 @@ class Graded:
         return sum(self.possible.values())
 
 
-LOOPBACK_UP = 'ip link set lo up && exec "$0" "$@"'
+def _plain_answers(collected: dict) -> tuple[dict, dict]:
+    """(name -> plain value, name -> why it is missing) from the collected JSON (anything odd: missing)."""
+    values, missing = {}, {}
+    for name, v in (collected.get("answers") or {}).items():
+        if isinstance(v, dict) and "value" in v:
+            values[name] = v["value"]
+        else:
+            missing[name] = str(v.get("__missing__", "not an answer")) if isinstance(v, dict) else "not an answer"
+    return values, missing
 
 
-def _isolate() -> list[str]:
-    """A prefix that runs a command without network where this machine allows it: `unshare -rn` (new user and
-    network namespaces) with only the loopback brought up -- the notebook's kernel talks to its grader over
-    127.0.0.1. Empty where unshare or ip is missing or refused (then grading runs with the host's network)."""
-    exe, ip = shutil.which("unshare"), shutil.which("ip")
-    if not exe or not ip:
-        return []
-    prefix = [exe, "-rn", "sh", "-c", LOOPBACK_UP]
-    ok = subprocess.run([*prefix, "true"], capture_output=True).returncode == 0
-    return prefix if ok else []
+def score(collected: dict | str, ref: dict, t, learner: str = "") -> Graded:
+    """Step 2: the instructor's tests over the collected answers, in this (the grader's) process."""
+    g = Graded(learner, possible={q: float(p) for q, p in t.POINTS.items()})
+    if isinstance(collected, str):
+        g.status = collected
+        collected = {}
+    values, missing = _plain_answers(collected)
+    names = answer_names(t)
+    for n in names:
+        if n not in values and n not in missing:
+            missing[n] = "not defined (the notebook stopped before it, or never assigned it)"
+    events = collected.get("events", [])
+    checks = t.score({n: values.get(n) for n in names}, ref)
+    fb, rep = [], []
+    for q in t.QUESTIONS:
+        got = sum(p for p, ok, _ in checks[q] if ok)
+        g.points[q] = float(got)
+        lines = [f"{q}: {got:g} / {t.POINTS[q]:g}"]
+        if got < t.POINTS[q]:
+            for n in t.ANSWERS[q]:
+                if n in missing:
+                    lines.append(f"  `{n}` {missing[n]}")
+            for e in events:
+                if e.get("step") == q:
+                    lines.append(f"  your cell raised {e['error']}: {e['message']}" if e["error"] != "timeout"
+                                 else f"  a cell of this step {e['message']}")
+            lines += [f"  lost {p:g}: {msg}" for p, ok, msg in checks[q] if not ok]
+        fb += lines
+        rep += lines + [f"  {'passed' if ok else 'FAILED'} ({p:g}): {msg}" for p, ok, msg in checks[q]]
+    g.feedback = "\n".join(fb)
+    g.report = "\n".join(rep) + "\n\nanswers: " + json.dumps(values)[:4000]
+    return g
 
 
-class _Worker:
-    """A child process that imports otter once (3 s) and grades the submissions it is sent, one at a time, each
-    in a fresh Jupyter kernel (otter starts one per notebook) -- without network where `isolate` allows. The
-    parent enforces each submission's time limit: past it the worker is killed (its kernel exits with it) and
-    a new one takes the next submission."""
-
-    def __init__(self, ag_zip: Path, isolate: list[str]):
-        self.ag_zip, self.isolate, self.p = str(Path(ag_zip).resolve()), isolate, None
-
-    def _start(self):
-        self.p = subprocess.Popen([*self.isolate, sys.executable, "-m", "launchlab.faces.grading", "_serve", self.ag_zip],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  text=True, env=_env(), start_new_session=True)
-
-    def grade(self, submission: Path, out: Path, timeout: float) -> str | None:
-        """None when graded, else why not ("timeout after ...", "the grader exited ...")."""
-        import select
-        import signal
-        if self.p is None or self.p.poll() is not None:
-            self._start()
-        self.p.stdin.write(f"{submission}\t{out}\n")
-        self.p.stdin.flush()
-        ready, _, _ = select.select([self.p.stdout], [], [], timeout)
-        line = self.p.stdout.readline() if ready else ""
-        if line.strip() == "done":
-            return None
-        why = f"timeout after {timeout:.0f} s" if not ready else f"the grader exited {self.p.poll()}"
-        try:
-            os.killpg(self.p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.p.wait()
-        self.p = None
-        return why
-
-    def close(self):
-        if self.p is not None and self.p.poll() is None:
-            self.p.stdin.close()
-            self.p.wait(timeout=30)
-
-
-def grade_one(submission: Path, worker: "_Worker", timeout: float = 180) -> Graded:
-    """One submission through a worker: otter's grader, replay mode, its time limit, no network."""
+def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: float = 120,
+              total_timeout: float = 600, hide: tuple[Path, ...] = ()) -> Graded:
+    """One submission: run it in the sandbox for its answers, then score them here."""
     submission = Path(submission)
-    g = Graded(submission.stem)
     t0 = time.perf_counter()
     try:
         json.loads(submission.read_text())
     except (OSError, ValueError, UnicodeDecodeError):
-        g.status = "not a notebook"
+        collected: dict | str = "not a notebook"
     else:
-        with tempfile.TemporaryDirectory() as d:
-            out = Path(d) / "result.json"
-            work = Path(d) / submission.name
-            shutil.copy(submission, work)
-            why = worker.grade(work, out, timeout)
-            if why:
-                g.status = why
-            elif out.exists():
-                r = json.loads(out.read_text())
-                g.points, g.possible, g.feedback = r["points"], r["possible"], r["feedback"]
-                g.report = r.get("report", "")
-                if r.get("error"):
-                    g.status = f"error: {r['error']}"
-            else:
-                g.status = "error: the grader wrote no result"
-    for q in QUESTIONS:                              # a submission that never ran scores 0, not blank
-        g.points.setdefault(q, 0.0)
+        with tempfile.TemporaryDirectory(prefix="launchlab-grade-") as d:
+            collected = collect(submission, Path(d) / "work", answer_names(t), sandboxed, cell_timeout,
+                                total_timeout, hide)
+    g = score(collected, ref, t, submission.stem)
     g.seconds = time.perf_counter() - t0
     return g
 
 
-def _one(ag_zip: str, submission: str, out: str) -> None:
-    """Grade one submission in this process; write points per question, the learner's and the full report."""
-    import otter.api
-    res = {"points": {}, "possible": {}, "feedback": "", "report": "", "error": None}
-    try:
-        r = otter.api.grade_submission(submission, ag_zip, quiet=True)
-        for q in QUESTIONS:
-            tf = r.get_result(q)
-            res["points"][q] = float(tf.score)
-            res["possible"][q] = float(tf.possible)
-        res["feedback"] = r.summary(public_only=True)           # what the learner sees: public tests in full
-        res["report"] = r.summary(public_only=False)            # the instructor's: every test
-        if r.has_catastrophic_failure():
-            res["error"] = "the notebook could not be executed"
-    except Exception as e:                                   # noqa: BLE001 - one bad submission, one bad row
-        res["error"] = f"{type(e).__name__}: {e}"
-    Path(out).write_text(json.dumps(res))
-
-
-def _serve(ag_zip: str) -> None:
-    """The worker's loop: one line per submission ("path<TAB>result path"), "done" when its result is written.
-    Everything otter or the notebook prints goes to stderr; stdout carries only the protocol."""
-    proto = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    import otter.api  # noqa: F401 - imported once per worker, the point of having workers
-    for line in sys.stdin:
-        sub, out = line.rstrip("\n").split("\t")
-        _one(ag_zip, sub, out)
-        proto.write("done\n")
-        proto.flush()
-
-
-def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int = 2, timeout: float = 180,
-                 ag_zip: Path | None = None) -> tuple[Path, list[Graded], float]:
-    """Grade every *.ipynb in `folder`: grades.csv and feedback/<learner>.txt under `out`; (csv, rows, seconds)."""
+def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int = 2, timeout: float = 120,
+                 sandboxed: bool | None = None) -> tuple[Path, list[Graded], float]:
+    """Grade every *.ipynb in `folder`: grades.csv, feedback/<learner>.txt and report/<learner>.txt under `out`;
+    (csv, rows, seconds). `timeout` is per cell. Each submission runs in the sandbox (launchlab.faces.sandbox);
+    where there is none, grading refuses unless `sandboxed=False` says to go ahead without one."""
     folder, out = Path(folder), Path(out)
     subs = sorted(folder.glob("*.ipynb"))
     if not subs:
         raise GradingError(f"no *.ipynb submissions in {folder}")
+    why = sandbox.available()
+    if sandboxed is None:
+        if why:
+            raise GradingError(f"no sandbox for untrusted work here ({why}); grade without one only for "
+                               f"submissions you trust: python -m launchlab grade DIR --no-sandbox")
+        sandboxed = True
+    elif sandboxed and why:
+        raise GradingError(f"no sandbox here: {why}")
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    if ag_zip is None:
-        ag_zip = assign(out / "dist").zip
-    iso = _isolate()
-    if not iso:
-        print("grade: unshare -rn is not available here; submissions run with this machine's network",
-              file=sys.stderr)
-    import queue
-    workers: queue.Queue = queue.Queue()
-    for _ in range(max(1, jobs)):
-        workers.put(_Worker(ag_zip, iso))
-
-    def run(sub):
-        w = workers.get()
-        try:
-            return grade_one(sub, w, timeout)
-        finally:
-            workers.put(w)
+    t = tests()
+    ref = t.references()
+    hide = (folder.resolve(), out.resolve())
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        rows = list(ex.map(run, subs))
-    while not workers.empty():
-        workers.get().close()
+        rows = list(ex.map(lambda sub: grade_one(sub, ref, t, sandboxed, timeout, max(600.0, 4 * timeout), hide),
+                           subs))
     seconds = time.perf_counter() - t0
     possible = next((r.possible for r in rows if r.possible), {})
     csv_path = out / "grades.csv"
@@ -344,18 +315,35 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
 REPORT = Path(_LAB.graded["report"])
 
 
+def _tree_digest() -> str:
+    """One sha256 over the course tree a submission must not change (package, instructor files, recordings)."""
+    import hashlib
+    h = hashlib.sha256()
+    for top in ("launchlab", "lab_solutions", "kernels", "data/recordings"):
+        for f in sorted((ROOT / top).rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts:
+                h.update(str(f.relative_to(ROOT)).encode() + f.read_bytes())
+    return h.hexdigest()
+
+
 def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-benchmark",
-              report: Path = REPORT) -> dict:
-    """Grade n submissions -- the master's solutions, the blank learner copy and every wrong fixture, cycled --
-    as `make grade` would (assign included), timed on this machine; the result is written to `report`."""
+              report: Path = REPORT, sandboxed: bool | None = None, cell_timeout: float = 20) -> dict:
+    """Grade n submissions -- the master's solutions, the blank learner copy, every wrong fixture and every
+    cheat, cycled -- as `make grade` would (assign included), timed on this machine; then one blank more, graded
+    after all of them, and the course tree compared with before (did any submission reach a later one?). The
+    result is written to `report`."""
     import platform
     out = Path(out)
     shutil.rmtree(out, ignore_errors=True)
     subs = out / "submissions"
     subs.mkdir(parents=True)
+    before = _tree_digest()
     t0 = time.perf_counter()
     a = assign(out / "dist")
-    kinds = ["master", "blank", *FIXTURES]
+    ref = tests().references()
+    fx = fixtures()
+    FIXTURES, CHEATS, CHEATING = fx.FIXTURES, fx.CHEATS, fx.CHEATING
+    kinds = ["master", "blank", *FIXTURES, *CHEATS]
     for i in range(n):
         kind = kinds[i % len(kinds)]
         dst = subs / f"learner{i:02d}_{kind}.ipynb"
@@ -363,25 +351,38 @@ def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-be
             shutil.copy(a.autograder, dst)
         elif kind == "blank":
             shutil.copy(LEARNER, dst)
+        elif kind in FIXTURES:
+            fx.make_fixture(a.autograder, kind, dst)
         else:
-            make_fixture(a.autograder, kind, dst)
-    _, rows, _ = grade_folder(subs, out / "graded", jobs, ag_zip=a.zip)
+            fx.make_cheat(kind, LEARNER, a.autograder, dst, ref)
+    _, rows, _ = grade_folder(subs, out / "graded", jobs, cell_timeout, sandboxed=sandboxed)
     seconds = time.perf_counter() - t0
+    after = out / "after"
+    after.mkdir()
+    shutil.copy(LEARNER, after / "blank_after_all.ipynb")
+    _, last, _ = grade_folder(after, out / "graded-after", 1, cell_timeout, sandboxed=sandboxed)
     by = {}
     for r in rows:
         by.setdefault(r.learner.split("_", 1)[1], r)
-    possible = next(r.possible for r in rows if r.possible)
+    possible = sum(next(r.possible for r in rows if r.possible).values())
     full = by["master"].points
+    pct = {k: 100 * by[k].total / possible for k in CHEATS if k in by}
     rep = {"submissions": n, "jobs": jobs, "cpus": os.cpu_count(), "seconds": round(seconds, 1),
            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-           "possible": sum(possible.values()),
-           "master_score_pct": 100 * by["master"].total / sum(possible.values()),
-           "blank_score_pct": 100 * by["blank"].total / sum(possible.values()),
+           "sandbox": "none" if sandboxed is False else "bubblewrap", "cell_timeout_s": cell_timeout,
+           "possible": possible,
+           "master_score_pct": 100 * by["master"].total / possible,
+           "blank_score_pct": 100 * by["blank"].total / possible,
            "statuses": sorted({r.status for r in rows}),
            "fixtures": {k: {"expected_lost": FIXTURES[k][2],
                             "lost": {q: full[q] - by[k].points[q] for q in QUESTIONS if full[q] != by[k].points[q]}}
-                        for k in FIXTURES}}
+                        for k in FIXTURES},
+           "cheats": {k: {"deserves": CHEATS[k][3], "got": by[k].total if k in by else None} for k in CHEATS},
+           "cheat_max_score_pct": max(pct[k] for k in CHEATING if k in pct),
+           "poison_isolated": last[0].total == 0 and _tree_digest() == before,
+           "hang_partial_credit": ("hang_in_step_5" in by and by["hang_in_step_5"].total == CHEATS["hang_in_step_5"][3]
+                                   and by["hang_in_step_5"].points["q5"] == 0)}
     Path(report).parent.mkdir(parents=True, exist_ok=True)
     Path(report).write_text(json.dumps(rep, indent=1) + "\n")
     return rep
@@ -393,18 +394,21 @@ def main(argv=None) -> int:
     ap.add_argument("folder", nargs="?")
     ap.add_argument("--out", default=str(ROOT / "build" / "grade"))
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=180)
+    ap.add_argument("--timeout", type=float, default=120, help="seconds per cell (a cell past it is stopped)")
+    ap.add_argument("--no-sandbox", action="store_true",
+                    help="grade without bubblewrap: only for submissions you trust (see launchlab.faces.sandbox)")
     ap.add_argument("--benchmark", type=int, default=0, metavar="N",
                     help="grade N made-up submissions (solutions, blank, wrong ones), time it, write "
                          "data/grading/report.json")
     a = ap.parse_args(argv)
     if a.benchmark:
-        print(json.dumps(benchmark(a.benchmark, a.jobs), indent=1))
+        print(json.dumps(benchmark(a.benchmark, a.jobs, sandboxed=False if a.no_sandbox else None), indent=1))
         return 0
     if not a.folder:
         ap.error("give a folder of submitted notebooks (or --benchmark N)")
     try:
-        path, rows, secs = grade_folder(Path(a.folder), Path(a.out), a.jobs, a.timeout)
+        path, rows, secs = grade_folder(Path(a.folder), Path(a.out), a.jobs, a.timeout,
+                                        sandboxed=False if a.no_sandbox else None)
     except GradingError as e:
         print(f"grade: {e}", file=sys.stderr)
         return 2
@@ -414,7 +418,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "_serve":
-        _serve(sys.argv[2])
-    else:
-        sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))

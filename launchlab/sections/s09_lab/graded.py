@@ -20,4 +20,6 @@ def recorded_report(data_dir=None, path: Path = REPORT) -> dict:
 
 def headline(rep: dict) -> dict:
     return {"grading_seconds_30_submissions": rep["seconds"] if rep["submissions"] == 30 else None,
-            "master_score_pct": rep["master_score_pct"], "blank_score_pct": rep["blank_score_pct"]}
+            "master_score_pct": rep["master_score_pct"], "blank_score_pct": rep["blank_score_pct"],
+            "cheat_max_score_pct": rep["cheat_max_score_pct"], "poison_isolated": rep["poison_isolated"],
+            "hang_partial_credit": rep["hang_partial_credit"]}
