@@ -9,7 +9,9 @@ a value typed from the notebook's printout to 4 significant figures passes.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
+from pathlib import Path
 
 REL = 1e-3
 
@@ -28,10 +30,19 @@ POINTS = {"q1": 2, "q2": 2, "q3": 2, "q4": 3, "q5": 2, "q6": 3, "q7": 2, "q8": 2
 PROPERTIES = ("no_cross_block_reduction", "no_duplicated_reads", "layout_unchanged")
 
 
+def reference_module():
+    """lab_reference.py beside this file: the audit's arithmetic done right (the instructor's)."""
+    spec = importlib.util.spec_from_file_location("lab_reference", Path(__file__).with_name("lab_reference.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def references() -> dict:
     """Every reference value, as plain JSON, from the lab's recording (the instructor's computation)."""
-    from launchlab.sections.s09_lab import lab
-    data = lab.recorded()
+    from launchlab.sections.s09_lab import lab as tools
+    lab = reference_module()
+    data = tools.recorded()
     rows = lab.table(data.step)
     ranked = lab.ranking(rows)
     run = data.fix("RMS_WIDE")
@@ -41,13 +52,13 @@ def references() -> dict:
             d = lab.diagnose(data, r)
         except ValueError:
             continue
-        diagnoses[lab.key(r)] = {"floor_us": d.floor_us, "measured_us": d.median_us,
+        diagnoses[tools.key(r)] = {"floor_us": d.floor_us, "measured_us": d.median_us,
                                  "ratio": d.median_us / d.floor_us, "spread_pct": 100 * d.spread}
     return {
         "table": [{"kernel": r["kernel"], "grid": r["grid"], "block": r["block"], "calls": r["calls"],
                    "ms_per_token": r["ms_per_token"], "occupancy": lab.occupancy(r)} for r in rows],
-        "flagged": sorted(lab.key(r) for r in lab.flagged(rows)),
-        "ranking": [lab.key(r) for r in ranked],
+        "flagged": sorted(tools.key(r) for r in lab.flagged(rows)),
+        "ranking": [tools.key(r) for r in ranked],
         "fine_kernel": "decode_ops:kda_prep",
         "diagnoses": diagnoses,
         "axes": {name: {p: v[p] for p in PROPERTIES} for name, v in lab.AXES.items()},
@@ -55,7 +66,7 @@ def references() -> dict:
         "reps_main": run.ms("B"), "reps_fix": run.ms("A"), "gain_ms": run.main_ms - run.fixed_ms,
         "spread_ms": run.spread_ms, "verdict": lab.abba_verdict(run),
         "identical_depths": sorted(c.ctx for c in data.cmp if c.fix == "RMS_WIDE" and c.identical),
-        "head_sites": sorted({s for s, hit in lab.sharded_sites("head") if hit}),
+        "head_sites": sorted({s for s, hit in tools.sharded_sites("head") if hit}),
     }
 
 

@@ -4,12 +4,15 @@ import pytest
 
 from launchlab.kernels import decode
 from launchlab.sections.s06_one_binary import onebinary
-from launchlab.sections.s09_lab import lab
+from launchlab.faces import grading
+from launchlab.sections.s09_lab import lab as tools
+
+lab = grading.reference()       # the reference answers live with the instructor (lab_solutions/lab_reference.py)
 
 
 @pytest.fixture(scope="module")
 def data():
-    return lab.recorded()
+    return tools.recorded()
 
 
 @pytest.fixture(scope="module")
@@ -25,41 +28,41 @@ def test_the_table_accounts_for_every_launch_of_the_step(data, rows):
 
 
 def test_occupancy_is_blocks_over_sms_and_flags_the_planted_and_the_fine(rows):
-    by = {lab.key(r): r for r in rows}
+    by = {tools.key(r): r for r in rows}
     assert lab.occupancy(by["rms_norm:rms_norm_f32 [1] 128"]) == pytest.approx(1 / 132)
-    flagged = {lab.key(r) for r in lab.flagged(rows)}
+    flagged = {tools.key(r) for r in lab.flagged(rows)}
     assert {"rms_norm:rms_norm_f32 [1] 128", "kda_decode:kda_walk<0> [1, 12] 128", "decode_ops:kda_prep [12] 128"} <= flagged
     assert not any(k.startswith("mla_decode:mla_split") for k in flagged)         # 129 blocks: 98 % of the SMs
 
 
 def test_the_ranking_puts_the_norm_then_the_kda_step_on_top_and_the_fine_kernel_far_below(rows):
-    rk = [lab.key(r) for r in lab.ranking(rows)]
+    rk = [tools.key(r) for r in lab.ranking(rows)]
     assert rk[:2] == ["rms_norm:rms_norm_f32 [1] 128", "kda_decode:kda_walk<0> [1, 12] 128"]
-    fine = next(r for r in rows if r["kernel"] == lab.FINE_KERNEL)
+    fine = next(r for r in rows if r["kernel"] == tools.FINE_KERNEL)
     assert lab.recoverable_ms(fine) < 0.1 * lab.recoverable_ms(lab.ranking(rows)[1])
-    by_time = [lab.key(r) for r in rows if lab.occupancy(r) is not None]
+    by_time = [tools.key(r) for r in rows if lab.occupancy(r) is not None]
     assert by_time != rk                                      # recoverable time reorders the profiler's list
 
 
 def test_the_top_two_are_starved_not_contended(data, rows):
     for r in lab.ranking(rows)[:2]:
         d = lab.diagnose(data, r)
-        assert d.verdict == "starvation" and d.n >= 10 and d.ratio > 5 and d.spread < 0.02, (lab.key(r), d)
+        assert d.verdict == "starvation" and d.n >= 10 and d.ratio > 5 and d.spread < 0.02, (tools.key(r), d)
 
 
 def test_each_fix_is_faster_than_main_beyond_its_spread(data):
-    for g in lab.FIXES:
+    for g in tools.FIXES:
         f = data.fix(g)
         assert f.abba.order == ["A", "B", "B", "A", "A", "B"] and lab.abba_verdict(f) == "faster", g
 
 
 def test_the_fixes_claimed_identical_are_identical_at_both_depths(data):
-    assert {(c.fix, c.ctx) for c in data.cmp} == {(g, c) for g in lab.CMP_FIXES for c in (lab.SHORT_CTX, lab.CTX)}
+    assert {(c.fix, c.ctx) for c in data.cmp} == {(g, c) for g in tools.CMP_FIXES for c in (tools.SHORT_CTX, tools.CTX)}
     assert all(c.identical and c.sha_a == c.sha_b for c in data.cmp)
 
 
 def test_the_sweep_covers_each_knob_and_the_fixed_choices_are_near_its_best(data):
-    for knob, values in lab.SWEEPS.items():
+    for knob, values in tools.SWEEPS.items():
         pts = data.swept(knob)
         assert [p.value for p in pts] == list(values) and all(p.ms_per_token for p in pts), knob
     best = lambda k: min(p.ms_per_token for p in data.swept(k))
@@ -78,5 +81,5 @@ def test_the_axes_table_and_the_verdict_rule():
 
 
 def test_step_8_finds_the_head_derived_grids_including_the_fine_one():
-    hits = {site for site, hit in lab.sharded_sites("head") if hit}
+    hits = {site for site, hit in tools.sharded_sites("head") if hit}
     assert any("decode.py" in s for s in hits) and any("kda_decode.py" in s for s in hits)

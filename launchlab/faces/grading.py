@@ -144,6 +144,11 @@ def tests():
     return _instructor(TESTS, "launchlab_lab_tests")
 
 
+def reference():
+    """The lab's reference answers, the audit's arithmetic done right (the instructor's tree)."""
+    return _instructor(ROOT / "lab_solutions" / "lab_reference.py", "launchlab_lab_reference")
+
+
 def fixtures():
     """The grader's own test submissions: wrong answers, cheats and hard cases (the instructor's tree)."""
     return _instructor(FIXTURES_FILE, "launchlab_lab_fixtures")

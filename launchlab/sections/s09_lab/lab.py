@@ -10,15 +10,17 @@ The `lab` recording is what a learner audits in replay (live: measured now, abou
               MLA split count (Model.overrides) -- what the lab's widget shows in replay
     ceiling   the copy ceiling measured in the same run (the floor's bandwidth)
 
-Beside the data, the audit's reference arithmetic (`table`, `occupancy`, `ranking`, `floor`, `axes`, ...): the
-lab's hidden tests compare a learner's answers with these, and the instructor's solution shows the same steps
-written out in cells.
+Beside the data, the tools the lab's steps name (`key`, `sms`, `blocks`, `bytes_per_call`, `profile_row`,
+`sharded_sites`, and printers that show a learner's own table and ranking). The audit's answers are not here:
+the reference arithmetic (the table, the occupancy column, the ranking, the diagnosis, the axes, the verdict)
+lives with the instructor (lab_solutions/lab_reference.py), and the hidden tests score a learner's answers
+against it outside the learner's process (launchlab.faces.grading).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from launchlab.core import diagnosis, gates, hardware, mode, recordings
+from launchlab.core import gates, hardware, mode, recordings
 from launchlab.core.door import Door
 from launchlab.kernels import decode, kda_decode, stream_read
 from launchlab.sections.s00_start import instruments
@@ -34,7 +36,6 @@ CMP_FIXES = ("KDA_VT", "RMS_WIDE")
 SWEEPS = {"rms_block": (128, 256, 512, 1024), "kda_bv": (16, 32, 64, 128),
           "mla_splits": (64, 128, 132, 256, 264, 512)}
 SWEEP_ROLE = {"rms_block": "input_norm", "kda_bv": "kda_decode.step", "mla_splits": "mla.split"}
-FLAG_BELOW = 0.5                     # step 2: flag every kernel whose grid covers fewer than half the SMs
 FINE_KERNEL = "decode_ops:kda_prep"  # grid = n_head like main's KDA step, and fine: it must stay off the fix list
 
 
@@ -169,7 +170,7 @@ def point(d: LabData, knob: str, value: int) -> tuple[SweepPoint, str]:
                        replay=lambda: (next(p for p in d.swept(knob) if p.value == value), "recorded on the H200"))
 
 
-# ------------------------------------------------------------------ the audit's reference arithmetic
+# ------------------------------------------------------------------ the tools the audit's steps name
 def sms(gpu: str = "H200") -> int:
     return hardware.spec(gpu).sm_count
 
@@ -181,41 +182,6 @@ def blocks(grid) -> int | None:
     for g in grid:
         n *= int(g)
     return n
-
-
-def table(profile: "stepprofile.Profile") -> list[dict]:
-    """Step 1: one row per kernel launch shape (kernel, grid, block), its calls per token and ms per token.
-    cuBLAS's launches have no grid the course chose (grid None): the library picks its own."""
-    rows: dict[tuple, dict] = {}
-    for r in profile.rows:
-        key = (r.kernel, tuple(r.grid), r.block)
-        row = rows.setdefault(key, {"kernel": r.kernel, "grid": list(r.grid) or None, "block": r.block or None,
-                                    "calls": 0, "ms_per_token": 0.0, "roles": []})
-        row["calls"] += r.calls
-        row["ms_per_token"] += r.us_per_token / 1e3
-        row["roles"].append(r.role)
-    return sorted(rows.values(), key=lambda x: -x["ms_per_token"])
-
-
-def occupancy(row: dict, gpu: str = "H200") -> float | None:
-    """Step 2, the lecture's column: blocks / SMs, at most 1 (None for a library launch)."""
-    b = blocks(row["grid"])
-    return None if b is None else min(b, sms(gpu)) / sms(gpu)
-
-
-def flagged(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if (o := occupancy(r)) is not None and o < FLAG_BELOW]
-
-
-def recoverable_ms(row: dict) -> float | None:
-    """Step 3: time x (1 - occupancy) -- the SM-time the launch leaves idle."""
-    o = occupancy(row)
-    return None if o is None else row["ms_per_token"] * (1 - o)
-
-
-def ranking(rows: list[dict]) -> list[dict]:
-    """Step 3: the course's launches by recoverable time (library launches excluded: their grid is not ours)."""
-    return sorted((r for r in rows if occupancy(r) is not None), key=lambda r: -recoverable_ms(r))
 
 
 def key(row: dict) -> str:
@@ -244,39 +210,6 @@ def profile_row(profile: "stepprofile.Profile", row: dict) -> "stepprofile.Row":
     return max(rs, key=lambda r: r.calls)
 
 
-def diagnose(d: LabData, row: dict) -> "diagnosis.Diagnosis":
-    """Step 4: floor, measured time, ratio, spread and the verdict for one table row."""
-    r = profile_row(d.step, row)
-    return diagnosis.diagnose(bytes_per_call(row["kernel"]), r.reps_us, d.copy_tbs, fixed_us=d.launch_us,
-                              geometry=diagnosis.Geometry(blocks(row["grid"]), sms()))
-
-
-# Step 5: the three properties an axis must have, per candidate (the lecture's §3 and §4 reasoning).
-AXES = {
-    "rms_norm": {"axis": "the hidden dimension of one row",
-                 "no_cross_block_reduction": False, "no_duplicated_reads": True, "layout_unchanged": True,
-                 "why": "sum(x^2) spans the whole row: splitting it across blocks needs a cross-block reduction. "
-                        "The fix stays in one block and widens it (§2)."},
-    "kda_step": {"axis": "the value columns of each head's state (BV = 32)",
-                 "no_cross_block_reduction": True, "no_duplicated_reads": True, "layout_unchanged": True,
-                 "why": "each output column is a dot product over the keys of its own state column: value tiles "
-                        "share nothing but q, k and the decays, which every tile reads anyway (small vectors)."},
-    "mla_split": {"axis": "the context (split-KV)",
-                  "no_cross_block_reduction": False, "no_duplicated_reads": True, "layout_unchanged": True,
-                  "why": "softmax over the context is a reduction: splits need a combine, which reassociates "
-                         "(not bit-identical across split counts, §8)."},
-}
-
-
-def abba_verdict(run: "onebinary.GateRun") -> str:
-    """Step 6: 'faster' / 'slower' only when the gap between the arms' medians exceeds the wider arm's range of
-    reps; otherwise 'no measurable difference'."""
-    gap = run.main_ms - run.fixed_ms            # main - (main + fix): positive when the fix is faster
-    if abs(gap) <= run.spread_ms:
-        return "no measurable difference"
-    return "faster" if gap > 0 else "slower"
-
-
 def site_name(site: "audit.Site") -> str:
     """A launch site as the lab names it: file, function and the grid expression as written (no line)."""
     return f"{site.file}:{site.function} grid={site.grid}"
@@ -285,13 +218,6 @@ def site_name(site: "audit.Site") -> str:
 def sharded_sites(dimension: str = "head") -> list[tuple[str, bool]]:
     """Step 8: every launch site of the package, and whether its grid derives from the dimension."""
     return [(site_name(s), hit) for s, hit in audit.grep(dimension)]
-
-
-def headline(d: LabData) -> dict:
-    rows = table(d.step)
-    top = ranking(rows)[0]
-    return {"lab_offender": key(top), "lab_offender_recoverable_ms": recoverable_ms(top),
-            "lab_kda_vt_identical": all(c.identical for c in d.cmp if c.fix == "KDA_VT")}
 
 
 # ------------------------------------------------------------------ what the lab's cells print (blank-safe)

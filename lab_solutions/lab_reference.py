@@ -1,0 +1,87 @@
+"""The lab's reference answers (instructor side, never in the learner's release): the audit's arithmetic done
+right -- the table, the occupancy column, the ranking by recoverable time, the offender's diagnosis, the three
+properties of each candidate axis, the ABBA verdict. The learner's side (launchlab.sections.s09_lab.lab) gives
+the data and the tools (key, sms, blocks, bytes_per_call, profile_row, sharded_sites, the printers), not these.
+lab_tests.py scores answers against them."""
+from __future__ import annotations
+
+from launchlab.core import diagnosis
+from launchlab.sections.s06_one_binary import onebinary, stepprofile  # noqa: F401 - the annotations' types
+from launchlab.sections.s09_lab.lab import LabData, blocks, bytes_per_call, key, profile_row, sms
+
+FLAG_BELOW = 0.5                     # step 2: flag every kernel whose grid covers fewer than half the SMs
+
+
+def table(profile: "stepprofile.Profile") -> list[dict]:
+    """Step 1: one row per kernel launch shape (kernel, grid, block), its calls per token and ms per token.
+    cuBLAS's launches have no grid the course chose (grid None): the library picks its own."""
+    rows: dict[tuple, dict] = {}
+    for r in profile.rows:
+        key = (r.kernel, tuple(r.grid), r.block)
+        row = rows.setdefault(key, {"kernel": r.kernel, "grid": list(r.grid) or None, "block": r.block or None,
+                                    "calls": 0, "ms_per_token": 0.0, "roles": []})
+        row["calls"] += r.calls
+        row["ms_per_token"] += r.us_per_token / 1e3
+        row["roles"].append(r.role)
+    return sorted(rows.values(), key=lambda x: -x["ms_per_token"])
+
+
+def occupancy(row: dict, gpu: str = "H200") -> float | None:
+    """Step 2, the lecture's column: blocks / SMs, at most 1 (None for a library launch)."""
+    b = blocks(row["grid"])
+    return None if b is None else min(b, sms(gpu)) / sms(gpu)
+
+
+def flagged(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if (o := occupancy(r)) is not None and o < FLAG_BELOW]
+
+
+def recoverable_ms(row: dict) -> float | None:
+    """Step 3: time x (1 - occupancy) -- the SM-time the launch leaves idle."""
+    o = occupancy(row)
+    return None if o is None else row["ms_per_token"] * (1 - o)
+
+
+def ranking(rows: list[dict]) -> list[dict]:
+    """Step 3: the course's launches by recoverable time (library launches excluded: their grid is not ours)."""
+    return sorted((r for r in rows if occupancy(r) is not None), key=lambda r: -recoverable_ms(r))
+
+
+def diagnose(d: LabData, row: dict) -> "diagnosis.Diagnosis":
+    """Step 4: floor, measured time, ratio, spread and the verdict for one table row."""
+    r = profile_row(d.step, row)
+    return diagnosis.diagnose(bytes_per_call(row["kernel"]), r.reps_us, d.copy_tbs, fixed_us=d.launch_us,
+                              geometry=diagnosis.Geometry(blocks(row["grid"]), sms()))
+
+
+# Step 5: the three properties an axis must have, per candidate (the lecture's §3 and §4 reasoning).
+AXES = {
+    "rms_norm": {"axis": "the hidden dimension of one row",
+                 "no_cross_block_reduction": False, "no_duplicated_reads": True, "layout_unchanged": True,
+                 "why": "sum(x^2) spans the whole row: splitting it across blocks needs a cross-block reduction. "
+                        "The fix stays in one block and widens it (§2)."},
+    "kda_step": {"axis": "the value columns of each head's state (BV = 32)",
+                 "no_cross_block_reduction": True, "no_duplicated_reads": True, "layout_unchanged": True,
+                 "why": "each output column is a dot product over the keys of its own state column: value tiles "
+                        "share nothing but q, k and the decays, which every tile reads anyway (small vectors)."},
+    "mla_split": {"axis": "the context (split-KV)",
+                  "no_cross_block_reduction": False, "no_duplicated_reads": True, "layout_unchanged": True,
+                  "why": "softmax over the context is a reduction: splits need a combine, which reassociates "
+                         "(not bit-identical across split counts, §8)."},
+}
+
+
+def abba_verdict(run: "onebinary.GateRun") -> str:
+    """Step 6: 'faster' / 'slower' only when the gap between the arms' medians exceeds the wider arm's range of
+    reps; otherwise 'no measurable difference'."""
+    gap = run.main_ms - run.fixed_ms            # main - (main + fix): positive when the fix is faster
+    if abs(gap) <= run.spread_ms:
+        return "no measurable difference"
+    return "faster" if gap > 0 else "slower"
+
+
+def headline(d: LabData) -> dict:
+    rows = table(d.step)
+    top = ranking(rows)[0]
+    return {"lab_offender": key(top), "lab_offender_recoverable_ms": recoverable_ms(top),
+            "lab_kda_vt_identical": all(c.identical for c in d.cmp if c.fix == "KDA_VT")}
