@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
+.PHONY: release setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ record: setup
 grade: setup
 	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=dir-of-notebooks" && exit 2)
 	$(BIN)/python -m launchlab grade $(SUBMISSIONS) --out build/grade
+
+## make release: the learners' tree in build/learner/ (no solutions, hidden tests or reference answers), checked
+## for leaks of the instructor's material; data/release/report.json
+release: setup
+	$(BIN)/python -m launchlab release --out build/learner
 
 bench: setup
 	$(BIN)/python -m launchlab bench

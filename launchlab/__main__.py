@@ -18,6 +18,7 @@
   assign [--check]           regenerate notebooks/09 from lab_solutions/ with otter assign (--check: drift only)
   course [--out DIR]         execute every notebook headless into HTML
   course --refresh [NAME ...]  re-execute notebooks in place in replay: the outputs that are committed
+  release [--out DIR]        the learners' release: the course without solutions, hidden tests or reference answers
   sections [--readme]        the registered sections, as the course's map (--readme: write it into README.md)
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
 
@@ -144,6 +145,11 @@ def _course(args) -> int:
     return course.refresh(args.names) if args.refresh else course.build(args.out)
 
 
+def _release(args) -> int:
+    from launchlab.faces import release
+    return release.main(args.out)
+
+
 def _sections(args) -> int:
     from launchlab import sections
     from launchlab.faces import template
@@ -213,6 +219,9 @@ def main(argv=None) -> int:
     co.add_argument("--refresh", action="store_true", help="re-execute notebooks in place (replay) instead")
     co.add_argument("names", nargs="*", help="with --refresh: only notebooks whose name contains one of these")
     co.set_defaults(fn=_course)
+    rl = sub.add_parser("release", help="the learners' release (no solutions, hidden tests or reference answers)")
+    rl.add_argument("--out", default="build/learner")
+    rl.set_defaults(fn=_release)
     se = sub.add_parser("sections", help="the registered sections, as the course's map")
     se.add_argument("--readme", action="store_true", help="write the map into README.md between its markers")
     se.set_defaults(fn=_sections)

@@ -42,7 +42,12 @@ def available() -> str | None:
 def command(work: Path, argv: list[str], hide: tuple[Path, ...] = (), root: Path = paths.ROOT) -> list[str]:
     """The bwrap command that runs `argv` with `work` (a host folder) as its only writable place, /tmp/work."""
     cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--tmpfs", "/tmp", "--dir", "/tmp/home", "--bind", str(Path(work).resolve()), "/tmp/work"]
+           "--tmpfs", "/tmp"]
+    # what the run needs, shown again where it lives under /tmp (a checkout or a virtual environment there)
+    for need in {Path(root).resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
+        if Path("/tmp") in need.parents:
+            cmd += ["--ro-bind", str(need), str(need)]
+    cmd += ["--dir", "/tmp/home", "--bind", str(Path(work).resolve()), "/tmp/work"]
     for p in [*(Path(root) / h for h in HIDDEN), *hide]:
         if Path(p).exists():
             cmd += ["--tmpfs", str(Path(p).resolve())]

@@ -11,6 +11,7 @@ from launchlab.core import paths
 MASTER = paths.ROOT / "lab_solutions" / "09_lab_audit.ipynb"      # solutions, public and hidden tests
 LEARNER = paths.ROOT / "notebooks" / "09_lab_audit.ipynb"         # generated from the master by otter assign
 REPORT = paths.ROOT / "data" / "grading" / "report.json"          # the last `grade --benchmark` run
+RELEASE = paths.ROOT / "data" / "release" / "report.json"         # the last `make release`: leaks of the above
 
 
 def recorded_report(data_dir=None, path: Path = REPORT) -> dict:
@@ -23,3 +24,12 @@ def headline(rep: dict) -> dict:
             "master_score_pct": rep["master_score_pct"], "blank_score_pct": rep["blank_score_pct"],
             "cheat_max_score_pct": rep["cheat_max_score_pct"], "poison_isolated": rep["poison_isolated"],
             "hang_partial_credit": rep["hang_partial_credit"]}
+
+
+def release_report(data_dir=None, path: Path = RELEASE) -> dict:
+    """The last `make release` kept in the repo: the learners' tree, read for the instructor's material."""
+    return json.loads(Path(path).read_text())
+
+
+def release_headline(rep: dict) -> dict:
+    return {"learner_tree_solution_leaks": rep["solution_leaks"]}

@@ -6,7 +6,7 @@ SECTION = Section(
     key="09", title="the lab: a launch-geometry audit", notebook="09_lab_audit.ipynb",
     summary="the 8-step launch-geometry audit of the decode step, graded per step",
     doors=(lab.DOOR,),
-    headlines=((graded.recorded_report, graded.headline),),
+    headlines=((graded.recorded_report, graded.headline), (graded.release_report, graded.release_headline)),
     figures=figures, explorers=(explorers.LabSweep,),
     graded={"master": str(graded.MASTER), "learner": str(graded.LEARNER), "report": str(graded.REPORT)},
 )
