@@ -54,7 +54,7 @@ def test_a_folder_grades_into_a_csv_with_exact_points(assigned, tmp_path):
     assert "q1: 0 / 2" in fb and "`table` not answered yet" in fb and "Traceback" not in fb
     assert "lab.table(step)" not in fb and "def q1" not in fb and "passed" not in fb   # no test code, no false pass
     raised = (tmp_path / "out" / "feedback" / "raises_in_step_5.txt").read_text()
-    assert "your cell raised RuntimeError: unfinished" in raised and "`axes` not defined" in raised
+    assert "your cell raised RuntimeError: unfinished" in raised and "`axes` not answered yet" in raised
     assert "q6: 3 / 3" in raised                                     # one step's error costs that step only
 
 
