@@ -106,8 +106,9 @@ def test_the_sandbox_hides_the_instructors_files_and_the_network(tmp_path):
     assert sandbox.available() is None, sandbox.available()
     import subprocess
     import sys
-    probe = ("import os, socket, pathlib\n"
-             f"print(len(os.listdir({str(paths.ROOT / 'lab_solutions')!r})))\n"
+    probe = ("import os, socket\n"
+             f"print([os.path.exists(p) for p in ({str(paths.ROOT / 'lab_solutions')!r}, {str(paths.ROOT / '.git')!r},"
+             f" {str(paths.ROOT / 'tests')!r})])\n"
              "try:\n    socket.create_connection(('1.1.1.1', 80), timeout=3); print('net')\n"
              "except OSError:\n    print('no net')\n"
              f"try:\n    open({str(paths.ROOT / 'launchlab' / 'x.py')!r}, 'w'); print('wrote')\n"
@@ -115,5 +116,5 @@ def test_the_sandbox_hides_the_instructors_files_and_the_network(tmp_path):
              "print(sorted(k for k in os.environ if not k.startswith('LC_')))\n")
     out = subprocess.run(sandbox.command(tmp_path, [sys.executable, "-c", probe]), capture_output=True,
                          text=True, timeout=60).stdout.split("\n")
-    assert out[:3] == ["0", "no net", "read-only"], out
+    assert out[:3] == ["[False, False, False]", "no net", "read-only"], out
     assert set(eval(out[3])) <= {"PATH", "HOME", "LAUNCHLAB_MODE", "PYTHONPATH", "MPLBACKEND", "PWD"}, out[3]

@@ -1,12 +1,15 @@
 """A sandbox for running a learner's code while grading: bubblewrap (Debian's `bubblewrap`, the `bwrap` that
-Flatpak uses), the course tree read-only, everything else an instructor keeps beside it hidden.
+Flatpak uses) with an allowlist: the submission sees only what running the course needs, read-only, and
+nothing of the instructor's.
 
 Inside, the submission sees:
-    /                   the machine's files, read-only (Python, the course's packages, launchlab, the recordings)
+    /usr, /bin, /lib*   the system's programs and libraries, read-only
+    /etc                only the few files a Python process reads (users, groups, the loader's cache, time zone)
+    Python              the interpreter and the virtual environment that run the course, read-only
+    the course          its package, its kernels and its recordings, read-only -- not lab_solutions/ (the master,
+                        the hidden tests, the reference answers), not .git, not build/, not data/grading/, not
+                        any other folder of this machine: another checkout, the submissions, a home directory
     /tmp                its own empty tmpfs; its copy of the submission in /tmp/work (writable, its only output)
-    hidden              the instructor's material and everything of other learners, each covered by an empty
-                        tmpfs: lab_solutions/ (the master, the hidden tests), .git (their history), build/ (grading
-                        runs, reports), data/grading/, the folder of submissions and the grader's output folder
     no network          new network, PID, IPC, UTS and user namespaces (--unshare-all): the loopback only
     no environment      --clearenv, then PATH, HOME=/tmp/home, LAUNCHLAB_MODE=replay, PYTHONPATH=<course>
     no survivors        --die-with-parent and its own PID namespace: when the sandbox's first process ends or
@@ -25,7 +28,8 @@ from pathlib import Path
 
 from launchlab.core import paths
 
-HIDDEN = ("lab_solutions", ".git", "build", "data/grading")
+SHOWN = ("launchlab", "kernels", "data/recordings")          # the course, as a submission's run needs it
+ETC = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "localtime", "hosts", "mime.types")
 
 
 @cache
@@ -40,18 +44,26 @@ def available() -> str | None:
 
 
 def command(work: Path, argv: list[str], hide: tuple[Path, ...] = (), root: Path = paths.ROOT) -> list[str]:
-    """The bwrap command that runs `argv` with `work` (a host folder) as its only writable place, /tmp/work."""
-    cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--tmpfs", "/tmp"]
-    # what the run needs, shown again where it lives under /tmp (a checkout or a virtual environment there)
-    for need in {Path(root).resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
-        if Path("/tmp") in need.parents:
-            cmd += ["--ro-bind", str(need), str(need)]
-    cmd += ["--dir", "/tmp/home", "--bind", str(Path(work).resolve()), "/tmp/work"]
-    for p in [*(Path(root) / h for h in HIDDEN), *hide]:
-        if Path(p).exists():
-            cmd += ["--tmpfs", str(Path(p).resolve())]
-    cmd += ["--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+    """The bwrap command that runs `argv` with `work` (a host folder) as its only writable place, /tmp/work.
+    (`hide` is kept for callers that name what must stay out of sight: with an allowlist it already is.)"""
+    cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
+        p = Path(top)
+        if p.is_symlink():
+            cmd += ["--symlink", str(p.readlink()), top]
+        elif p.exists():
+            cmd += ["--ro-bind", top, top]
+    for name in ETC:
+        if (Path("/etc") / name).exists():
+            cmd += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    for need in sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}):
+        cmd += ["--ro-bind", str(need), str(need)]
+    for rel in SHOWN:
+        if (Path(root) / rel).exists():
+            cmd += ["--ro-bind", str((Path(root) / rel).resolve()), str((Path(root) / rel).resolve())]
+    cmd += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home",
+            "--bind", str(Path(work).resolve()), "/tmp/work",
+            "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
             "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
             "--setenv", "HOME", "/tmp/home", "--setenv", "LAUNCHLAB_MODE", "replay",
             "--setenv", "PYTHONPATH", str(Path(root).resolve()), "--setenv", "MPLBACKEND", "Agg",
