@@ -46,7 +46,8 @@ def available() -> str | None:
 def command(work: Path, argv: list[str], hide: tuple[Path, ...] = (), root: Path = paths.ROOT) -> list[str]:
     """The bwrap command that runs `argv` with `work` (a host folder) as its only writable place, /tmp/work.
     (`hide` is kept for callers that name what must stay out of sight: with an allowlist it already is.)"""
-    cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/usr", "/usr"]
+    cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/usr", "/usr", "--tmpfs", "/tmp"]   # /tmp first:
+    # a checkout or a virtual environment that lives under /tmp is bound over it below
     for top in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
         p = Path(top)
         if p.is_symlink():
@@ -61,7 +62,7 @@ def command(work: Path, argv: list[str], hide: tuple[Path, ...] = (), root: Path
     for rel in SHOWN:
         if (Path(root) / rel).exists():
             cmd += ["--ro-bind", str((Path(root) / rel).resolve()), str((Path(root) / rel).resolve())]
-    cmd += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home",
+    cmd += ["--dev", "/dev", "--proc", "/proc", "--dir", "/tmp/home",
             "--bind", str(Path(work).resolve()), "/tmp/work",
             "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
             "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
