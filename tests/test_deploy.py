@@ -59,7 +59,33 @@ def test_the_hub_report_says_every_learner_ran_and_the_hub_stopped():
     for row in r["rows"]:
         assert row["ok"] and row["nb01_cells"].split("/")[0] == row["nb01_cells"].split("/")[1]
         assert row["lab_cells"] == "6/6" and all("passed" in c for c in row["lab_checks"])
+    # each server in a fresh home, the notebooks copied in by the image's start hook, a learner's own kept
+    assert r["rows"][0]["learner"] == "learner1" and r["rows"][0]["own_copy_kept"] is True
     assert reliability.headline({"hub": r})["hub_learners_ok"] == 3
+
+
+def test_the_image_is_the_learners_release_with_the_course_outside_the_home():
+    df = (DEPLOY / "image" / "Dockerfile").read_text()
+    assert "build/learner" in df and "COPY . /opt/launchlab" in df and "before-notebook.d" in df
+    assert 'pip install --no-cache-dir -e "/opt/launchlab[grade]"' in df
+    assert not any(line.startswith("COPY") and "/home" in line for line in df.splitlines())    # a mount covers it
+    from launchlab.faces import release
+    assert "deploy/image" in release.SHIPPED          # the build context holds the Dockerfile and its start hook
+
+
+def test_the_start_hook_copies_what_is_missing_and_keeps_a_learners_copy(tmp_path):
+    import subprocess
+    course, home = tmp_path / "course", tmp_path / "home"
+    (course / "notebooks").mkdir(parents=True)
+    for name in ("01_a.ipynb", "02_b.ipynb"):
+        (course / "notebooks" / name).write_text("course")
+    (home / "launchlab").mkdir(parents=True)
+    (home / "launchlab" / "01_a.ipynb").write_text("the learner's own")
+    env = {"HOME": str(home), "LAUNCHLAB_COURSE": str(course), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(["sh", str(DEPLOY / "image" / "start-course.sh")], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "1 notebook(s) copied" in out.stdout
+    assert (home / "launchlab" / "01_a.ipynb").read_text() == "the learner's own"
+    assert (home / "launchlab" / "02_b.ipynb").read_text() == "course"
 
 
 def test_a_missing_report_names_the_command(tmp_path):

