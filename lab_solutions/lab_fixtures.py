@@ -38,11 +38,11 @@ FIXTURES = {
 # ------------------------------------------------------------------ submissions that try to cheat, and hard cases
 # Each: the notebook it starts from ("blank": the learner copy, "master": the solutions), where its code goes
 # ("first": right after the banner cell, "last": after every answer, "meta": no code, otter's metadata dropped;
-# "hang": prepended to step 5's cell), the code, and the total it deserves out of 18. The first six cheat: none
+# "hang": prepended to step 5's cell), the code, and the total it deserves out of 20. The first six cheat: none
 # knows an answer, so anything above 0 is the grader fooled (summary --json: 09.cheat_max_score_pct).
 _NAMES = ("table", "flagged", "ranking", "offender", "floor_us", "measured_us", "ratio", "spread_pct", "diagnosis",
           "ruled_out", "axes", "offender_fails", "reps_main", "reps_fix", "gain_ms", "spread_ms", "verdict", "claim",
-          "evidence", "depths", "head_sites", "fine_site")
+          "evidence", "depths", "head_sites", "fine_site", "largest_measured", "why_differ")
 
 
 CHEATS = {
@@ -118,9 +118,9 @@ CHEATS = {
         "        (paths.ROOT / rel).write_text(text)\n"
         "    except OSError:\n"
         "        pass\n"), 0),
-    "hang_in_step_5": ("master", "hang", "import time\nwhile True:\n    time.sleep(1)\n", 16),
-    "no_otter_metadata": ("master", "meta", "", 18),
-    "pasted_values": ("blank", "paste", "", 18),
+    "hang_in_step_5": ("master", "hang", "import time\nwhile True:\n    time.sleep(1)\n", 18),
+    "no_otter_metadata": ("master", "meta", "", 20),
+    "pasted_values": ("blank", "paste", "", 20),
 }
 
 
@@ -144,7 +144,8 @@ def pasted_answers(ref: dict) -> str:
     values: what a learner who did each step correctly prints)."""
     offender = ref["ranking"][0]
     d = ref["diagnoses"][offender]
-    table = [{k: r[k] for k in ("kernel", "grid", "block", "calls", "ms_per_token", "occupancy")} for r in ref["table"]]
+    table = [{k: r[k] for k in ("kernel", "grid", "block", "calls", "ms_per_token", "occupancy", "wave_fill")}
+             for r in ref["table"]]
     values = {"table": table, "flagged": ref["flagged"], "ranking": ref["ranking"], "offender": offender,
               "floor_us": d["floor_us"], "measured_us": d["measured_us"], "ratio": d["ratio"],
               "spread_pct": d["spread_pct"], "diagnosis": "starvation", "ruled_out": ["contention", "arithmetic"],
@@ -152,7 +153,8 @@ def pasted_answers(ref: dict) -> str:
               "reps_fix": ref["reps_fix"], "gain_ms": ref["gain_ms"], "spread_ms": ref["spread_ms"],
               "verdict": ref["verdict"], "claim": "bit-identical", "evidence": "cmp",
               "depths": ref["identical_depths"], "head_sites": ref["head_sites"],
-              "fine_site": "kernels/decode.py step()  grid = (c.kda_heads,)"}      # as notebook 05 prints it
+              "fine_site": "kernels/decode.py step()  grid = (c.kda_heads,)",     # as notebook 05 prints it
+              "largest_measured": max(ref["gains"], key=ref["gains"].get), "why_differ": "upper bound"}
     return "".join(f"{k} = {_round4(v)!r}\n" for k, v in values.items())
 
 

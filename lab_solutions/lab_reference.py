@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from launchlab.core import diagnosis
 from launchlab.sections.s06_one_binary import onebinary, stepprofile  # noqa: F401 - the annotations' types
-from launchlab.sections.s09_lab.lab import LabData, blocks, bytes_per_call, key, profile_row, sms
+from launchlab.sections.s09_lab.lab import LabData, blocks, bytes_per_call, key, profile_row, resident, sms
 
 FLAG_BELOW = 0.5                     # step 2: flag every kernel whose grid covers fewer than half the SMs
 
@@ -36,15 +36,40 @@ def flagged(rows: list[dict]) -> list[dict]:
     return [r for r in rows if (o := occupancy(r)) is not None and o < FLAG_BELOW]
 
 
+def wave_fill(row: dict, per_sm: int | None) -> float | None:
+    """Step 2's second column: blocks / (SMs x the kernel's resident blocks per SM), at most 1 -- how much of
+    one full wave the grid fills (blocks / SMs alone calls a grid of 129 two-per-SM blocks 98 %; it is 49 %)."""
+    b = blocks(row["grid"])
+    if b is None or not per_sm:
+        return None
+    return min(b, sms() * per_sm) / (sms() * per_sm)
+
+
 def recoverable_ms(row: dict) -> float | None:
-    """Step 3: time x (1 - occupancy) -- the SM-time the launch leaves idle."""
-    o = occupancy(row)
-    return None if o is None else row["ms_per_token"] * (1 - o)
+    """Step 3: time x (1 - wave fill) -- the SM-time the launch leaves idle (row["wave_fill"] set by step 2)."""
+    w = row.get("wave_fill")
+    return None if w is None else row["ms_per_token"] * (1 - w)
+
+
+def with_fill(rows: list[dict], profile) -> list[dict]:
+    """The table with step 2's columns: occupancy (blocks / SMs) and wave_fill."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        r["occupancy"] = occupancy(r)
+        r["wave_fill"] = wave_fill(r, resident(profile, r))
+        out.append(r)
+    return out
 
 
 def ranking(rows: list[dict]) -> list[dict]:
-    """Step 3: the course's launches by recoverable time (library launches excluded: their grid is not ours)."""
-    return sorted((r for r in rows if occupancy(r) is not None), key=lambda r: -recoverable_ms(r))
+    """Step 3: the course's launches by recoverable time (library launches excluded: their grid is not ours);
+    `rows` carry step 2's columns (with_fill)."""
+    return sorted((r for r in rows if r.get("wave_fill") is not None), key=lambda r: -recoverable_ms(r))
+
+
+# Step 9: which ABBA of the lab's recording measures each ranked kernel's fix (notebook 06 measured the same)
+FIX_OF = {"rms_norm:rms_norm_f32": "RMS_WIDE", "mla_decode:mla_split": "MLA_FLOOR", "kda_decode:kda_walk<0>": "KDA_VT"}
 
 
 def diagnose(d: LabData, row: dict) -> "diagnosis.Diagnosis":
@@ -81,7 +106,7 @@ def abba_verdict(run: "onebinary.GateRun") -> str:
 
 
 def headline(d: LabData) -> dict:
-    rows = table(d.step)
+    rows = with_fill(table(d.step), d.step)
     top = ranking(rows)[0]
     return {"lab_offender": key(top), "lab_offender_recoverable_ms": recoverable_ms(top),
             "lab_kda_vt_identical": all(c.identical for c in d.cmp if c.fix == "KDA_VT")}

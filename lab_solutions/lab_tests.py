@@ -26,8 +26,9 @@ ANSWERS = {
     "q6": ("reps_main", "reps_fix", "gain_ms", "spread_ms", "verdict"),
     "q7": ("claim", "evidence", "depths"),
     "q8": ("head_sites", "fine_site"),
+    "q9": ("largest_measured", "why_differ"),
 }
-POINTS = {"q1": 2, "q2": 2, "q3": 2, "q4": 3, "q5": 2, "q6": 3, "q7": 2, "q8": 2}
+POINTS = {"q1": 2, "q2": 2, "q3": 2, "q4": 3, "q5": 2, "q6": 3, "q7": 2, "q8": 2, "q9": 2}
 PROPERTIES = ("no_cross_block_reduction", "no_duplicated_reads", "layout_unchanged")
 
 
@@ -41,7 +42,7 @@ def references() -> dict:
     from launchlab.sections.s09_lab import lab as tools
     lab = reference_module()
     data = tools.recorded()
-    rows = lab.table(data.step)
+    rows = lab.with_fill(lab.table(data.step), data.step)
     ranked = lab.ranking(rows)
     run = data.fix("RMS_WIDE")
     diagnoses = {}                      # every rankable row the byte count covers: step 4 follows the learner's
@@ -54,7 +55,8 @@ def references() -> dict:
                                  "ratio": d.median_us / d.floor_us, "spread_pct": 100 * d.spread}
     return {
         "table": [{"kernel": r["kernel"], "grid": r["grid"], "block": r["block"], "calls": r["calls"],
-                   "ms_per_token": r["ms_per_token"], "occupancy": lab.occupancy(r)} for r in rows],
+                   "ms_per_token": r["ms_per_token"], "occupancy": r["occupancy"], "wave_fill": r["wave_fill"]}
+                  for r in rows],
         "flagged": sorted(tools.key(r) for r in lab.flagged(rows)),
         "ranking": [tools.key(r) for r in ranked],
         "fine_kernel": "decode_ops:kda_prep",
@@ -65,6 +67,7 @@ def references() -> dict:
         "spread_ms": run.spread_ms, "verdict": lab.abba_verdict(run),
         "identical_depths": sorted(c.ctx for c in data.cmp if c.fix == "RMS_WIDE" and c.identical),
         "head_sites": sorted({s for s, hit in tools.sharded_sites("head") if hit}),
+        "gains": {g: data.fix(g).main_ms - data.fix(g).fixed_ms for g in lab.FIX_OF.values()},
     }
 
 
@@ -97,16 +100,19 @@ def q1(a: dict, ref: dict) -> list:
     return out
 
 
+def _column(rows: list, ref: dict, name: str) -> bool:
+    want = {_row_key(r): r[name] for r in ref["table"]}
+    return bool(rows) and all(name in r for r in rows) and all(
+        (r[name] is None) == (want[_row_key(r)] is None) and (r[name] is None or close(r[name], want[_row_key(r)]))
+        for r in rows if _row_key(r) in want)
+
+
 def q2(a: dict, ref: dict) -> list:
     rows = _rows(a["table"]) or []
-    want = {_row_key(r): r["occupancy"] for r in ref["table"]}
-    occ_ok = bool(rows) and all("occupancy" in r for r in rows) and all(
-        (r["occupancy"] is None) == (want.get(_row_key(r)) is None)
-        and (r["occupancy"] is None or close(r["occupancy"], want[_row_key(r)])) for r in rows
-        if _row_key(r) in want)
+    occ_ok = _column(rows, ref, "occupancy") and _column(rows, ref, "wave_fill")
     flagged = a["flagged"]
-    return [(1, occ_ok, "occupancy: blocks / SMs at most 1 (blocks = the product of the grid), None exactly for "
-                        "cuBLAS's rows"),
+    return [(1, occ_ok, "occupancy: blocks / SMs at most 1 (blocks = the product of the grid), and wave_fill: blocks "
+                        "/ (SMs x the kernel's resident blocks per SM) at most 1; None exactly for cuBLAS's rows"),
             (1, isinstance(flagged, list) and sorted(map(str, flagged)) == ref["flagged"],
              "flagged: every row under 50 % occupancy, the fine ones too, named by lab.key(row)")]
 
@@ -117,7 +123,7 @@ def q3(a: dict, ref: dict) -> list:
     return [(1, bool(form) and offender == ranking[0], "ranking: keys from lab.key(row); the offender is its top"),
             (1, bool(form) and ranking[:3] == ref["ranking"][:3] and offender == ref["ranking"][0]
              and ref["fine_kernel"] not in str(offender),
-             "ranking: by ms x (1 - occupancy), cuBLAS left out; the kernel that is fine is flagged, not the offender")]
+             "ranking: by ms x (1 - wave_fill), cuBLAS left out; the kernel that is fine is flagged, not the offender")]
 
 
 def q4(a: dict, ref: dict) -> list:
@@ -189,7 +195,15 @@ def q8(a: dict, ref: dict) -> list:
              "fine (kda_prep: grid = n_head, 2 us a call)")]
 
 
-QUESTIONS = {"q1": q1, "q2": q2, "q3": q3, "q4": q4, "q5": q5, "q6": q6, "q7": q7, "q8": q8}
+def q9(a: dict, ref: dict) -> list:
+    best = max(ref["gains"], key=ref["gains"].get)
+    return [(1, a["largest_measured"] == best, "largest_measured: the gate whose ABBA gained the most ms/token"),
+            (1, a["why_differ"] == "upper bound",
+             "why_differ: the spreads are a few microseconds and the column is the right one -- what does idle "
+             "SM-time say about what a fix can win?")]
+
+
+QUESTIONS = {"q1": q1, "q2": q2, "q3": q3, "q4": q4, "q5": q5, "q6": q6, "q7": q7, "q8": q8, "q9": q9}
 
 
 def score(answers: dict, ref: dict) -> dict:

@@ -17,7 +17,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def rows(data):
-    return lab.table(data.step)
+    return lab.with_fill(lab.table(data.step), data.step)
 
 
 def test_the_table_accounts_for_every_launch_of_the_step(data, rows):
@@ -35,17 +35,25 @@ def test_occupancy_is_blocks_over_sms_and_flags_the_planted_and_the_fine(rows):
     assert not any(k.startswith("mla_decode:mla_split") for k in flagged)         # 129 blocks: 98 % of the SMs
 
 
-def test_the_ranking_puts_the_norm_then_the_kda_step_on_top_and_the_fine_kernel_far_below(rows):
+def test_the_ranking_by_wave_fill_puts_the_norm_the_mla_split_and_the_kda_step_on_top(rows):
+    """Blocks / (SMs x resident blocks per SM): the MLA split's 129 two-per-SM blocks fill half a wave, so it
+    ranks second (1.66 ms idle behind the norm's 1.83 ms); by blocks / SMs (98 %) it would sink far below."""
     rk = [tools.key(r) for r in lab.ranking(rows)]
-    assert rk[:2] == ["rms_norm:rms_norm_f32 [1] 128", "kda_decode:kda_walk<0> [1, 12] 128"]
+    assert rk[:3] == ["rms_norm:rms_norm_f32 [1] 128", "mla_decode:mla_split [129, 1, 1] 128",
+                      "kda_decode:kda_walk<0> [1, 12] 128"]
+    mla = next(r for r in rows if r["kernel"] == "mla_decode:mla_split")
+    assert mla["occupancy"] == pytest.approx(129 / 132) and mla["wave_fill"] == pytest.approx(129 / 264)
+    by_occupancy = sorted((r for r in rows if r["occupancy"] is not None),
+                          key=lambda r: -r["ms_per_token"] * (1 - r["occupancy"]))
+    assert [tools.key(r) for r in by_occupancy].index(rk[1]) >= 5
     fine = next(r for r in rows if r["kernel"] == tools.FINE_KERNEL)
     assert lab.recoverable_ms(fine) < 0.1 * lab.recoverable_ms(lab.ranking(rows)[1])
     by_time = [tools.key(r) for r in rows if lab.occupancy(r) is not None]
     assert by_time != rk                                      # recoverable time reorders the profiler's list
 
 
-def test_the_top_two_are_starved_not_contended(data, rows):
-    for r in lab.ranking(rows)[:2]:
+def test_the_norm_and_the_kda_step_are_starved_not_contended(data, rows):
+    for r in (lab.ranking(rows)[0], lab.ranking(rows)[2]):
         d = lab.diagnose(data, r)
         assert d.verdict == "starvation" and d.n >= 10 and d.ratio > 5 and d.spread < 0.02, (tools.key(r), d)
 

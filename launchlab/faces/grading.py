@@ -48,7 +48,6 @@ ROOT = paths.ROOT
 _LAB = next(s for s in sections.all() if s.graded)
 MASTER = Path(_LAB.graded["master"])
 LEARNER = Path(_LAB.graded["learner"])
-QUESTIONS = ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
 
 
 class GradingError(RuntimeError):
@@ -298,6 +297,7 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
         rows = list(ex.map(lambda sub: grade_one(sub, ref, t, sandboxed, timeout, max(600.0, 4 * timeout), hide),
                            subs))
     seconds = time.perf_counter() - t0
+    QUESTIONS = tuple(t.QUESTIONS)
     possible = next((r.possible for r in rows if r.possible), {})
     csv_path = out / "grades.csv"
     with csv_path.open("w", newline="") as f:
@@ -369,6 +369,7 @@ def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-be
     by = {}
     for r in rows:
         by.setdefault(r.learner.split("_", 1)[1], r)
+    QUESTIONS = tuple(tests().QUESTIONS)
     possible = sum(next(r.possible for r in rows if r.possible).values())
     full = by["master"].points
     pct = {k: 100 * by[k].total / possible for k in CHEATS if k in by}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from launchlab.core import gates, hardware, mode, recordings
+from launchlab.core import gates, hardware, mode, occupancy, recordings
 from launchlab.core.door import Door
 from launchlab.kernels import decode, kda_decode, stream_read
 from launchlab.sections.s00_start import instruments
@@ -182,6 +182,15 @@ def blocks(grid) -> int | None:
     for g in grid:
         n *= int(g)
     return n
+
+
+def resident(profile: "stepprofile.Profile", row: dict, gpu: str = "H200") -> int | None:
+    """Step 2: how many blocks of a row's kernel one SM holds at once (the occupancy calculator on the recorded
+    registers and shared memory per block; None for cuBLAS, whose kernels are the library's)."""
+    if row["grid"] is None:
+        return None
+    r = profile_row(profile, row)
+    return occupancy.occupancy(row["block"], r.registers, r.smem or 0, gpu).blocks_per_sm
 
 
 def key(row: dict) -> str:
