@@ -19,6 +19,8 @@
   course [--out DIR]         execute every notebook headless into HTML
   course --refresh [NAME ...]  re-execute notebooks in place in replay: the outputs that are committed
   release [--out DIR]        the learners' release: the course without solutions, hidden tests or reference answers
+  reading                    what a learner reads: minutes per notebook, quantities printed with two values,
+                             exercises whose answer shows above them (exit 1 if any, or a notebook over 40 min)
   sections [--readme]        the registered sections, as the course's map (--readme: write it into README.md)
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
 
@@ -150,6 +152,11 @@ def _release(args) -> int:
     return release.main(args.out)
 
 
+def _reading(args) -> int:
+    from launchlab.faces import reading
+    return reading.main()
+
+
 def _sections(args) -> int:
     from launchlab import sections
     from launchlab.faces import template
@@ -222,6 +229,7 @@ def main(argv=None) -> int:
     rl = sub.add_parser("release", help="the learners' release (no solutions, hidden tests or reference answers)")
     rl.add_argument("--out", default="build/learner")
     rl.set_defaults(fn=_release)
+    sub.add_parser("reading", help="what a learner reads: pacing, quantities, answers above").set_defaults(fn=_reading)
     se = sub.add_parser("sections", help="the registered sections, as the course's map")
     se.add_argument("--readme", action="store_true", help="write the map into README.md between its markers")
     se.set_defaults(fn=_sections)

@@ -68,7 +68,10 @@ def test_show_gives_exactly_the_launched_variant_with_its_helpers():
     assert s.bindings == {"VEC": "true"}
     assert "__global__ void rms_norm_wide(" in text and "if (threadIdx.x < REDUCE_THREADS)" in text
     assert "rms_norm_f32" not in text and "rms_norm_wide_reduce" not in text        # other variants left out
-    assert "float block_sum(" in text and "float warp_sum(" in text                 # from common.cuh
+    assert "float block_sum(" not in text and "block_sum" in text.split("\n\n", 1)[1].splitlines()[0]
+    full = str(listing.show("rms_norm", "rms_norm_wide<true>", helpers=True))      # the shared helpers on request
+    assert "float block_sum(" in full and "float warp_sum(" in full                 # from common.cuh
+    assert len(text) < len(full)
     assert "#define REDUCE_THREADS 128" in text and "void apply_wide(" in text
     assert "template __global__" not in text                                       # no instantiation lines
     try:

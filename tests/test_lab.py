@@ -91,3 +91,18 @@ def test_the_axes_table_and_the_verdict_rule():
 def test_step_8_finds_the_head_derived_grids_including_the_fine_one():
     hits = {site for site, hit in tools.sharded_sites("head") if hit}
     assert any("decode.py" in s for s in hits) and any("kda_decode.py" in s for s in hits)
+
+
+def test_every_sweep_role_is_a_site_the_decode_step_launches():
+    """The lab's sweeps find their kernel in the step's launch log by role (a site without its layer). The layout
+    move renamed one to "kda_decode.step", a role no launch has: the live lab then stopped at its first KDA
+    point, and only a live run of notebook 09 could show it. Every role is checked against the step's sites."""
+    import re
+
+    from launchlab.kernels import decode
+    from launchlab.sections.s09_lab import lab
+    src = open(decode.__file__).read()
+    sites = set(re.findall(r'f"L\{i\}\.([a-z_.]+)"', src)) | set(re.findall(r'"([a-z_]+)"', src))
+    for knob, role in lab.SWEEP_ROLE.items():
+        assert role in sites, (knob, role)
+    assert lab.SWEEP_ROLE["kda_bv"] == "kda.step"

@@ -8,7 +8,8 @@ def test_audit_finds_the_head_derived_grid_and_lists_the_rest():
     dependent = {(s.file, s.function) for s, hit in hits if hit}
     # KDA; MLA's split and combine; and the decode step's own glue whose grid is n_head (kda_prep: the fine one)
     assert dependent == {("kernels/kda_decode.py", "step"), ("kernels/mla.py", "split"),
-                         ("kernels/mla.py", "combine"), ("kernels/decode.py", "step")}
+                         ("kernels/mla.py", "combine"), ("kernels/decode.py", "step"),
+                         ("kernels/kda_contrast.py", "step")}          # 03a's contrast: grid = n_head by design
     prep = [s for s, hit in hits if hit and s.file == "kernels/decode.py" and "kda_heads" in s.grid]
     assert len(prep) == 1
     assert len(hits) >= 8 and {s.file for s, _ in hits} >= {"kernels/stream_read.py", "kernels/rms_norm.py", "kernels/waves.py",
@@ -34,7 +35,7 @@ def test_a_grid_that_mentions_the_dimension_through_a_plan_is_found(tmp_path):
 def test_headline_figures():
     h = audit.headline(kda.recorded())
     assert h["kda_main_blocks_tp1"] == 96 and h["kda_main_blocks_tp8"] == 12
-    assert h["audit_sites_grid_from_head"] == 8 and h["audit_launch_sites"] >= 8      # KDA, MLA x 2, decode x 5
+    assert h["audit_sites_grid_from_head"] == 9 and h["audit_launch_sites"] >= 9   # KDA, contrast, MLA x 2, decode x 5
     assert h["kda_main_cold_tbs_tp8"] < h["kda_main_cold_tbs_tp1"] / 5
     assert h["kda_main_cold_us_tp8"] > 0.8 * h["kda_main_cold_us_tp1"]      # 1/8 of the work, about the same time
 
@@ -54,3 +55,12 @@ def test_a_grid_passed_through_launch_helpers_is_found_at_each_call(tmp_path):
         "        self._ew('add', H, ())\n")
     hits = sorted((s.function, s.grid, hit) for s, hit in audit.grep("head", tmp_path))
     assert hits == [("step", "(c.n_head,)", True), ("step", "H", False)]
+
+
+def test_the_report_lists_the_course_s_own_sites_and_counts_the_harness():
+    own = audit.report("head")
+    assert "kernels/kda_decode.py step()" in own and "checks.py" not in own and "core/timing.py" not in own
+    assert "launches of the instruments and self-checks" in own
+    every = audit.report("head", harness=True)
+    assert "core/timing.py spin()" in every and "sections/s01_arithmetic/checks.py" in every
+    assert all(s.harness for s, _ in audit.grep("head") if s.function.startswith("check"))

@@ -21,7 +21,13 @@ def figs():
 
 def test_one_object_keyed_by_section(figs):
     assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
-                         "browser", "architecture"]
+                         "browser", "architecture", "course"]
+
+
+def test_the_course_reads_as_issue_26_asks(figs):
+    c = figs["course"]
+    assert c["quantities_with_two_values"] == 0 and c["exercises_answer_visible_above"] == 0
+    assert c["longest_notebook_minutes"] <= 40 and c["quantities_printed"] >= 10
 
 
 def test_the_decode_step_figures_issue_12_names(figs):

@@ -12,12 +12,24 @@ BEFORE = json.loads((Path(__file__).parent / "data" / "summary_before_layout.jso
 # (section, figure): (value before, value now, why)
 CHANGED = {
     ("05", "audit_launch_sites"): (
-        42, 34,
-        "the audit follows a launch helper's grid parameter to the helper's callers in the helper's own file; "
-        "the host layer put StreamRead and WaveKernels (launchlab/kernels/) apart from the lessons that call "
-        "them, so their launches are listed at the host module's own callers (check_reference, time, "
-        "check_references) instead of at each lesson's call (measure_sweep, point, now, staircase, ramp). "
-        "The head-derived sites are the same 8."),
+        42, 22,
+        "issue 24: the audit follows a launch helper's grid parameter to the helper's callers in the helper's own "
+        "file, and the host layer put StreamRead and WaveKernels apart from the lessons that call them (42 -> 34). "
+        "Issue 26: the audit lists the course's own launch sites, those of the kernels' host code in "
+        "launchlab/kernels/ outside their self-checks, not the instruments', the lessons' measurement harness' or "
+        "the self-tests' (13 of them, counted on a line of their own), and the contrast kernel of 03a adds one "
+        "(34 + 1 - 13 = 22)."),
+    ("05", "audit_sites_grid_from_head"): (
+        8, 9,
+        "issue 26: §3's contrast kernel (kernels/kda_contrast.cu) has grid = n_head by design -- the lecture's "
+        "shape -- so the audit finds it beside main's KDA step, MLA's split and combine and the decode glue"),
+    ("reliability", "course_replay_seconds"): (
+        51.2, 33.0,
+        "issue 26: the course's time is its notebooks' execution, what a learner waits for, with the HTML export "
+        "timed apart (data/course/replay.json: export_seconds); §2 and §3 now read in two parts each (13 "
+        "notebooks); re-measured by `make course` on the same 2-core machine kind"),
+    ("browser", "notebooks"): (
+        11, 13, "issue 26: §2 and §3 read in two parts each (02a/02b, 03a/03b), each part opened in Chromium"),
     ("09", "grading_seconds_30_submissions"): (
         125.2, 98.6,
         "issue 25: grading in two steps (each submission run in a bubblewrap sandbox for its answers, the hidden "

@@ -30,7 +30,7 @@ for stage in "$@"; do
               $PY tools/step_profile.py --out "$OUT/step_profile.txt" 2>&1 | tail -1 | tee -a "$OUT/phases.log" ;;
     tests)    $PY -m pytest -q tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
-    livecheck) $PY tools/live_check.py notebooks/[0-9][0-9]_*.ipynb 2>&1 | grep -v WARNING | tee "$OUT/livecheck.log" ;;
+    livecheck) $PY tools/live_check.py notebooks/[0-9][0-9]*_*.ipynb 2>&1 | grep -v WARNING | tee "$OUT/livecheck.log" ;;
     *) echo "unknown stage $stage"; continue ;;
   esac
   rc=${PIPESTATUS[0]}

@@ -12,16 +12,22 @@ Notebooks, widgets, benches and the recorder call only these, so no cell branche
 reads a recording's JSON. `Door.choose(live=..., replay=...)` is the one branch for a single point a widget
 asks for (relaunch the kernel now, or look the point up in the recording).
 
+The course's live run measures with a door's `quick` arguments where it has them (fewer tokens, pairs or reps
+than the recorder's, never a different instrument), so that no notebook keeps a learner waiting for minutes;
+LAUNCHLAB_LIVE_FULL=1 measures with the recorder's own arguments. Either way the result prints the tokens, pairs
+and reps it holds, and a door that measures shows a progress bar timed by its last live run.
+
 A recording file can hold the results of several doors (section01 holds §1's streaming read and its wave
 staircases): each door's `dump` writes its own keys of the recording's data and its `parse` reads them.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Generic, TypeVar
 
-from launchlab.core import mode, recordings, reuse
+from launchlab.core import mode, progress, recordings, reuse
 
 T = TypeVar("T")
 
@@ -34,6 +40,7 @@ class Door(Generic[T]):
     measure: Callable[[], T]                   # live: measure now
     parse: Callable[[dict, str], T]            # (recording data, provenance line) -> typed result
     dump: Callable[[T], dict] | None = None    # typed result -> its keys of the recording data (None: a view)
+    quick: dict = field(default_factory=dict)  # measure()'s arguments in the course's live run (LAUNCHLAB_LIVE_FULL=1: none)
     _cache: T | None = field(default=None, init=False, repr=False)
 
     @property
@@ -53,10 +60,20 @@ class Door(Generic[T]):
                 self._cache = self.parse(hit.data, f"live, {hit.note}")
                 print(f"{self.name}: {hit.note}")
             else:
-                self._cache = self.measure()
+                kwargs = self.live_arguments()
+                with progress.Timed(self.name, reuse.expected_seconds(self)):
+                    self._cache = self.measure(**kwargs)
                 reuse.save(self, self._cache)
             reuse.log(self, time.perf_counter() - t0, reused=hit is not None)
         return self._cache
+
+    def live_arguments(self) -> dict:
+        """What measure() gets in a notebook: the door's quick arguments, or none with LAUNCHLAB_LIVE_FULL=1."""
+        full = os.environ.get("LAUNCHLAB_LIVE_FULL", "").strip()
+        if full not in ("", "0", "1"):
+            raise ValueError(f"LAUNCHLAB_LIVE_FULL={full!r}: 1 measures with the recorder's arguments, 0 or unset "
+                             f"with the course's quick ones")
+        return {} if full == "1" else dict(self.quick)
 
     def recorded(self, data_dir=None) -> T:
         r = recordings.load(self.recording, data_dir)

@@ -28,6 +28,9 @@ class Exercise:
     abs_tol: float = 0.0                          # numbers: accepted absolute error (e.g. percentage points)
     choices: tuple[str, ...] = ()
     points: tuple[str, ...] = ()                  # written: the key points a good answer makes (a checklist)
+    recorded: Callable[[], tuple] | None = None   # the context from the H200 recordings (what replay passes)
+    shown_by: tuple[str, ...] = ()                # regexes of printed output that would state the answer: the
+                                                  # question must come before any cell printing one
 
 
 EXERCISES: dict[str, Exercise] = {}

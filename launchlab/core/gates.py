@@ -93,9 +93,10 @@ def restore_set() -> str:
     return " ".join(f"{g.env}={g.baseline}" for g in sorted(GATES.values(), key=lambda g: g.name))
 
 
-def table() -> str:
+def table(prefix: str = "") -> str:
+    """Every gate (or those whose name starts with `prefix`, e.g. "STREAM_"): value now, default, baseline."""
     rows = [f"{'gate':<28} {'now':>7} {'default':>8} {'baseline':>9}  what it selects"]
-    for g in sorted(GATES.values(), key=lambda g: g.name):
+    for g in sorted((g for g in GATES.values() if g.name.startswith(prefix)), key=lambda g: g.name):
         rows.append(f"{g.env:<28} {value(g.name):>7} {g.default:>8} {g.baseline:>9}  {g.doc}")
     return "\n".join(rows)
 

@@ -50,7 +50,7 @@ def _chunks(path: Path, file_index: int) -> list[_Chunk]:
             if m:
                 names = [m.group(1)]
             else:
-                header = code.split("{")[0]
+                header = re.sub(r"__launch_bounds__\s*\([^)]*\)", "", code.split("{")[0])
                 m = re.search(r"(\w+)\s*(?:<[^()]*>)?\s*\(", header)
                 if m:
                     names = [m.group(1)]
@@ -131,10 +131,11 @@ class Source:
         return f"{head}\n\n```cuda\n{self.code}\n```\n"
 
 
-def show(family: str, expr: str, block: int | None = None) -> Source:
-    """The CUDA source of the variant `expr` of kernels/<family>.cu as a notebook displays it: the kernel
-    with the helpers and macros it uses (from the .cu file and its headers), the template arguments this
-    variant binds, its registers and shared memory from the NVRTC compile, and (with `block`) its occupancy."""
+def show(family: str, expr: str, block: int | None = None, helpers: bool = False) -> Source:
+    """The CUDA source of the variant `expr` of kernels/<family>.cu as a notebook displays it: the kernel (with
+    helpers=True, also the helpers and macros it uses, from the .cu file and its headers; without, their names
+    in a comment above it), the template arguments this variant binds, its registers and shared memory from the
+    NVRTC compile, and (with `block`) its occupancy."""
     if expr not in FAMILIES.get(family, ()):
         raise KernelError(f"{expr!r} is not a variant the course launches from kernels/{family}.cu; "
                           f"known: {', '.join(FAMILIES.get(family, ())) or 'none'}")
@@ -162,11 +163,22 @@ def show(family: str, expr: str, block: int | None = None) -> Source:
                 if d not in used:
                     used.append(d)
                     todo.append(d)
+    own = files(family)[0].name
+    header_helpers = sorted({nm for c in used if c.file != own for nm in c.names})
+    if not helpers:
+        used = [c for c in used if c.file == own]          # the kernel's own file: its body and its helpers
     parts = sorted(used, key=lambda c: c.order) + [body]
     code = ""
     for prev, part in zip([None] + parts, parts):
         one_liner = lambda c: c is not None and c.text.startswith("#") and "\n" not in c.text   # noqa: E731
         code += ("\n" if one_liner(prev) and one_liner(part) else "\n\n" if prev is not None else "") + part.text
+    if not helpers and header_helpers:
+        code = (f"// also uses {', '.join(header_helpers)} from the shared headers "
+                f"(listing.show({family!r}, {expr!r}, helpers=True) prints them)\n" + code)
+    return _source(family, expr, params, args, code, block)
+
+
+def _source(family, expr, params, args, code, block) -> Source:
     r, origin = compiled_resources(family, expr)
     occ = ""
     if block is not None:

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from launchlab.core import gates, sources
+from launchlab.core import gates, paths, sources
 
 FORMAT = 1
 DEFAULT_MAX_AGE_S = 1800.0
@@ -71,7 +71,8 @@ def identity(door) -> dict:
     for fam in door.families:
         sha.update(sources.sha256s(fam))
     return {"format": FORMAT, "door": door.name, "gpu": _gpu(), "kernels": sha, "code": _code_sha(door),
-            "gates": {g: gates.value(g) for g in sorted(gates.GATES)}}
+            "gates": {g: gates.value(g) for g in sorted(gates.GATES)},
+            "arguments": {k: repr(v) for k, v in sorted(door.live_arguments().items())}}
 
 
 def path_of(door) -> Path:
@@ -148,3 +149,17 @@ def logged(directory: Path | None = None) -> list[dict]:
     if not p.exists():
         return []
     return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+COURSE_REPORT = paths.ROOT / "data" / "course" / "live.json"
+
+
+def expected_seconds(door) -> float | None:
+    """How long `door` took when the course last ran live on the H200 (data/course/live.json, measured, not
+    reused): what its progress bar counts towards. None when it has no such record."""
+    try:
+        doc = json.loads(COURSE_REPORT.read_text())
+        times = [float(d["seconds"]) for d in doc.get("doors", []) if d.get("door") == door.name and not d.get("reused")]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return max(times) if times else None

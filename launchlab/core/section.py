@@ -35,9 +35,21 @@ class Section:
     benches: dict[str, Callable[[], None]] = field(default_factory=dict)   # `python -m launchlab bench NAME`
     bad_inputs: tuple = ()                          # its bad inputs (launchlab.core.badinput.Case)
     graded: dict[str, str] = field(default_factory=dict)   # a graded lab: master, learner, report (paths)
+    parts: tuple[str, ...] = ()                     # a long section's later notebooks: 02b_..., read after 02a_...
+
+    @property
+    def notebooks(self) -> tuple[str, ...]:
+        """Every notebook of the section, in reading order: one, or its parts (02a, 02b) when a section would
+        read longer than 40 minutes in one notebook (launchlab.faces.reading: words / 150 + a minute per code
+        cell + a minute per figure or explorer). The parts keep the section's number, its summary key and its
+        exercises' keys."""
+        return (self.notebook,) + tuple(self.parts)
 
     def __post_init__(self):
         if not (len(self.key) == 2 and self.key.isdigit()):
             raise ValueError(f"section key {self.key!r}: two digits, the notebook's number")
-        if not self.notebook.startswith(self.key + "_") or not self.notebook.endswith(".ipynb"):
-            raise ValueError(f"section {self.key}: its notebook {self.notebook!r} must be {self.key}_<name>.ipynb")
+        letters = "abcdefgh"[:len(self.notebooks)] if self.parts else [""]
+        for nb, letter in zip(self.notebooks, letters):
+            if not nb.startswith(self.key + letter + "_") or not nb.endswith(".ipynb"):
+                raise ValueError(f"section {self.key}: its notebook {nb!r} must be {self.key}{letter}_<name>.ipynb"
+                                 + (" (a section in parts names them 02a_..., 02b_..., in order)" if self.parts else ""))

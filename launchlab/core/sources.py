@@ -32,6 +32,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "spin": ("spin_wait",),
     "kda_decode": ("kda_decode<0>", "kda_decode<1>", "kda_decode<2>", "kda_walk<0>", "kda_walk<1>", "kda_walk<2>",
                    "kda_walk<0, true>", "kda_walk<1, true>", "kda_decode<1, true>"),
+    "kda_contrast": ("kda_column",),
     "rms_norm": ("rms_norm_f32", "rms_norm_wide<false>", "rms_norm_wide<true>", "rms_norm_wide_reduce<false>",
                  "rms_norm_wide_reduce<true>", "rms_norm_f32_chain", "rms_norm_wide_chain<false>",
                  "rms_norm_wide_chain<true>"),

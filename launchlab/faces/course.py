@@ -24,7 +24,7 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 
 def notebooks(names=None) -> list[Path]:
     """Every registered section's notebook, in the registry's order (names: keep those containing one)."""
-    found = [NOTEBOOK_DIR / s.notebook for s in sections.all()]
+    found = [NOTEBOOK_DIR / n for s in sections.all() for n in s.notebooks]
     if names:
         found = [p for p in found if any(n in p.name for n in names)]
     return found
@@ -43,12 +43,12 @@ def normalize(nb, path: Path) -> None:
         c.metadata.pop("execution", None)          # per-run timestamps: noise in every diff
 
 
-def execute(path: Path, timeout: int = 900):
+def execute(path: Path, timeout: int = 900, timed: bool = False):
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=timed,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     return nb
 
@@ -68,7 +68,9 @@ def refresh(names=None) -> int:
 
 
 REPORT_DIR = paths.ROOT / "data" / "course"
-LIMITS_S = {"replay": 120, "live": 360}          # the whole course: replay on a 2-core machine, live on the H200
+# The whole course's execution (what a learner waits for, cell after cell; the HTML export is timed apart):
+# replay on a 2-core machine, live on the H200 (issue 26: at most 4 minutes).
+LIMITS_S = {"replay": 120, "live": 240}
 
 
 def figures(nb) -> int:
@@ -78,6 +80,24 @@ def figures(nb) -> int:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WAIT_S = 20                     # no cell may keep a learner waiting longer than this without a progress bar
+
+
+def cell_waits(nb) -> list[dict]:
+    """Every code cell of a notebook executed with timing: its seconds, and whether it showed a widget while it
+    ran (the progress bar of a measuring door, or of a sweep)."""
+    import datetime as dt
+    out = []
+    for i, c in enumerate(nb.cells):
+        t = c.get("metadata", {}).get("execution", {}) if c.cell_type == "code" else {}
+        a, b = t.get("iopub.execute_input"), t.get("shell.execute_reply")
+        if not (a and b):
+            continue
+        secs = (dt.datetime.fromisoformat(b.replace("Z", "+00:00"))
+                - dt.datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()
+        bar = any(WIDGET_VIEW in o.get("data", {}) for o in c.get("outputs", []))
+        out.append({"cell": i, "seconds": round(secs, 1), "progress_bar": bar})
+    return out
 
 
 def static_previews(nb) -> None:
@@ -121,12 +141,18 @@ def build(out: str = "build/course", report: bool = True) -> int:
     m = session["mode"]
     ok, rows = True, []
     start = time.perf_counter()
+    executing = exporting = 0.0
     for nb_path in notebooks():
         t0 = time.perf_counter()
         try:
-            nb = execute(nb_path)
+            nb = execute(nb_path, timed=True)
+            t_exec = time.perf_counter() - t0
+            waits = cell_waits(nb)
+            executing += t_exec
+            t1 = time.perf_counter()
             static_previews(nb)
             html, _ = HTMLExporter().from_notebook_node(nb)
+            exporting += time.perf_counter() - t1
         except Exception as e:  # report and continue with the others
             ok = False
             print(f"FAILED {nb_path.name}: {type(e).__name__}: {str(e)[:400]}", file=sys.stderr)
@@ -134,14 +160,19 @@ def build(out: str = "build/course", report: bool = True) -> int:
                          "error": f"{type(e).__name__}: {str(e)[:400]}"})
             continue
         (outdir / (nb_path.stem + ".html")).write_text(html)
-        rows.append({"notebook": nb_path.name, "seconds": round(time.perf_counter() - t0, 1), "ok": True,
+        rows.append({"notebook": nb_path.name, "seconds": round(t_exec, 1),
+                     "export_seconds": round(time.perf_counter() - t0 - t_exec, 1), "ok": True,
+                     "longest_cell_seconds": max((w["seconds"] for w in waits), default=0.0),
+                     "cells_over_wait_without_bar": [w for w in waits
+                                                     if w["seconds"] > WAIT_S and not w["progress_bar"]],
                      "figures": figures(nb), "html": nb_path.stem + ".html"})
         print(f"{nb_path.name:<40} {rows[-1]['seconds']:6.1f} s  {rows[-1]['figures']:>2} figures -> "
               f"{outdir / (nb_path.stem + '.html')}")
-    total = round(time.perf_counter() - start, 1)
+    wall = round(time.perf_counter() - start, 1)
+    total = round(executing, 1)
     within = total <= LIMITS_S[m]
-    print(f"the whole course, {m}: {len(rows)} notebooks in {total:.1f} s on {os.cpu_count()} CPUs "
-          f"(limit {LIMITS_S[m]} s: {'within' if within else 'OVER'})")
+    print(f"the whole course, {m}: {len(rows)} notebooks executed in {total:.1f} s on {os.cpu_count()} CPUs "
+          f"(limit {LIMITS_S[m]} s: {'within' if within else 'OVER'}); with the HTML export {wall:.1f} s")
     (outdir / "mode.txt").write_text(m + "\n")
     (outdir / "figures.json").write_text(json.dumps({r["html"]: r["figures"] for r in rows if r["ok"]}, indent=1))
     doors = session["doors"]()
@@ -152,7 +183,7 @@ def build(out: str = "build/course", report: bool = True) -> int:
         machine = {"cpus": os.cpu_count(), **session["machine"]}
         (REPORT_DIR / f"{m}.json").write_text(json.dumps(
             {"mode": m, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "seconds": total,
-             "limit_seconds": LIMITS_S[m], "within_limit": within, "machine": machine, "notebooks": rows,
+             "export_seconds": round(exporting, 1), "wall_seconds": wall, "limit_seconds": LIMITS_S[m], "within_limit": within, "machine": machine, "notebooks": rows,
              **({"doors": doors} if doors else {})},
             indent=1) + "\n")
     return 0 if ok and within else 1

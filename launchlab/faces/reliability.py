@@ -69,6 +69,11 @@ def headline(r: dict) -> dict:
         if c:
             out[f"course_{m}_seconds"] = c["seconds"]
             out[f"course_{m}_within_limit"] = c["seconds"] <= c["limit_seconds"]
+            if all("cells_over_wait_without_bar" in n for n in c["notebooks"] if n.get("ok")):
+                out[f"course_{m}_cells_waiting_without_progress"] = sum(
+                    len(n["cells_over_wait_without_bar"]) for n in c["notebooks"] if n.get("ok"))
+                out[f"course_{m}_longest_cell_seconds"] = max(n["longest_cell_seconds"] for n in c["notebooks"]
+                                                              if n.get("ok"))
             html = c.get("html_in_chromium")
             if html is not None:
                 out[f"course_{m}_figures_in_chromium"] = sum(x["decoded"] for x in html)

@@ -14,7 +14,7 @@ import math
 
 from launchlab import sections
 from launchlab.core import paths
-from launchlab.faces import architecture, reliability
+from launchlab.faces import architecture, reading, reliability
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
 
@@ -56,6 +56,7 @@ def figures(data_dir=None) -> dict:
         out["browser"] = {"notebooks": r["notebooks"], "widgets_moved": r["widgets_moved"],
                           "console_errors": r["console_errors"], "notebooks_failed": len(r["failed"])}
     out["architecture"] = architecture.headline()     # measured from the package's tree, not a recording
+    out["course"] = reading.headline()                # measured from the committed notebooks
     return out
 
 

@@ -57,5 +57,6 @@ def course_map(link: str = "") -> str:
     between its `sections` markers (python -m launchlab sections --readme writes it there)."""
     rows = ["| notebook | lecture section | what you do there |", "|---|---|---|"]
     for s in all():
-        rows.append(f"| [{s.notebook[:-len('.ipynb')]}]({link}{s.notebook}) | {s.title} | {s.summary} |")
+        nbs = " · ".join(f"[{n[:-len('.ipynb')]}]({link}{n})" for n in s.notebooks)
+        rows.append(f"| {nbs} | {s.title} | {s.summary} |")
     return "\n".join(rows)

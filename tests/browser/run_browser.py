@@ -261,7 +261,7 @@ def check_notebook(browser, lab: Lab, nb: Path) -> dict:
 def main(names: list[str]) -> int:
     from playwright.sync_api import sync_playwright
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(SystemExit(143)))
-    notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
     if names:
         notebooks = [p for p in notebooks if any(n in p.name for n in names)]
     results = []

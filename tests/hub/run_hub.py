@@ -205,7 +205,7 @@ def learner(base: str, name: str, password: str) -> dict:
         listing = api.get(f"{user}/api/contents/launchlab", timeout=60)
         listing.raise_for_status()
         have = {x["name"] for x in listing.json()["content"]}
-        want = {p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+        want = {p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb")}
         if not want <= have:
             raise RuntimeError(f"the start hook did not put every notebook in the home: missing {sorted(want - have)}")
         home01 = api.get(f"{user}/api/contents/launchlab/{NB01.name}", timeout=60).json()["content"]

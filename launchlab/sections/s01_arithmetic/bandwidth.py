@@ -108,10 +108,11 @@ def measure_sweep(blocks=BLOCKS, grids=GRIDS, variants=((4, 4),), variant_block=
     return Sweep(sr.copy_ceiling(), sr.nbytes, regs, pts, source="live")
 
 
-def measure() -> Sweep:
+def measure(reps: int = 7) -> Sweep:
     """§1 now: every block size and grid at the default arm, every gate arm at block 256, the copy ceiling,
-    and every arm against its numpy reference at two shapes."""
-    s = measure_sweep(variants=VARIANTS, progress=Progress("stream sweep"))
+    and every arm against its numpy reference at two shapes (`reps` graph replays per point: 7 recorded, 3 in
+    the course's quick live run)."""
+    s = measure_sweep(variants=VARIANTS, reps=reps, progress=Progress("stream sweep"))
     sr = StreamRead()
     s.references = {f"{v}x{u}": sr.check_reference(g, b, v, u)
                     for (v, u) in VARIANTS for (g, b) in ((1, 128), (37, 256))}
@@ -128,7 +129,8 @@ def _dump(s: Sweep) -> dict:
     return {"stream": recordings.encode(s), "stream_reference_max_rel_err": s.references}
 
 
-DOOR: Door[Sweep] = Door("streaming read sweep", "section01", (FAMILY, "spin"), measure, _parse, _dump)
+DOOR: Door[Sweep] = Door("streaming read sweep", "section01", (FAMILY, "spin"), measure, _parse, _dump,
+                         quick={"reps": 3})
 data = DOOR.data
 recorded = DOOR.recorded
 

@@ -18,7 +18,8 @@ register(Exercise(
     lambda: (lambda o: f"stream_read<4, 4> uses {o.regs} registers per thread, so a block of 256 needs "
                        f"{o.regs_per_block:,} of an SM's 65,536: {o.limits['registers']} blocks by registers, "
                        f"{o.limits['warps']} by warps (64 warps / 8 per block) -> {o.blocks_per_sm} per SM, x 132 "
-                       f"SMs = {o.blocks_per_wave} blocks. One more block starts a second wave.")(_stream_occ())))
+                       f"SMs = {o.blocks_per_wave} blocks. One more block starts a second wave.")(_stream_occ()),
+    shown_by=(r"\b1,?056 blocks per wave", r"8 blocks/SM \(64/64 warps")))
 
 register(Exercise(
     "01.achieved_grid264", "predict the achieved occupancy (percent) of the streaming read at grid 264, block 256",
@@ -28,4 +29,5 @@ register(Exercise(
                          f"only supplies 2. The timeline measured {c.achieved_pct:.1f} %"
                          + (f", ncu {r.achieved_pct:.1f} %." if (r := d.ncu_for(c.name)) else "."))(
         d.case(achieved.stream_name(264))),
-    abs_tol=5.0))
+    abs_tol=5.0,
+    recorded=lambda: (achieved.recorded(),)))

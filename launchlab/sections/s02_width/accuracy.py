@@ -186,7 +186,7 @@ def _decode(model, positions, tokens_in=None) -> tuple[np.ndarray, list[int]]:
 
 
 def at_depth(ctx: int, layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, arms=None,
-             speed: bool = False) -> tuple[list[ArmAccuracy], list[Speed]]:
+             speed: bool = False, pairs: int = 3, reps: int = 3) -> tuple[list[ArmAccuracy], list[Speed]]:
     mode.require_live("KL against main on the decode step")
     import cupy as cp
     names = [n for n, _ in ARMS] if arms is None else list(arms)
@@ -209,17 +209,17 @@ def at_depth(ctx: int, layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, a
         for name in names:
             if name in ("main again",):
                 continue
-            ab = onebinary.abba(model, arm_gates(name), main, onebinary.EVAL_TOKENS, 3, 3, (name, "main"))
+            ab = onebinary.abba(model, arm_gates(name), main, onebinary.EVAL_TOKENS, pairs, reps, (name, "main"))
             speeds.append(Speed(name, onebinary.GateRun(name, "arm", "main", ab).to_dict()))
     del model
     cp.get_default_memory_pool().free_all_blocks()
     return out, speeds
 
 
-def measure(layers: int = decode.FULL_LAYERS, tokens: int = TOKENS) -> AccuracyData:
+def measure(layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, pairs: int = 3, reps: int = 3) -> AccuracyData:
     arms, speeds = [], []
     for ctx in DEPTHS:
-        a, s = at_depth(ctx, layers, tokens, speed=(ctx == onebinary.CTX))
+        a, s = at_depth(ctx, layers, tokens, speed=(ctx == onebinary.CTX), pairs=pairs, reps=reps)
         arms += a
         speeds += s
     return AccuracyData(layers, tokens, arms, speeds, onebinary.CTX, source="live")
@@ -228,7 +228,8 @@ def measure(layers: int = decode.FULL_LAYERS, tokens: int = TOKENS) -> AccuracyD
 _parse, _dump = recordings.codec(AccuracyData, "accuracy", "accuracy")
 
 DOOR: Door[AccuracyData] = Door("KL and top-1 against main", "accuracy",
-                                ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump)
+                                ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump,
+                                quick={"tokens": 8, "pairs": 2, "reps": 2})
 data = DOOR.data
 recorded = DOOR.recorded
 

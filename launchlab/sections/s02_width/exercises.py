@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from launchlab.core.exercise import Exercise, register
+from launchlab.sections.s02_width import accuracy, rmsnorm
 
 
 # ------------------------------------------------------------------ notebook 02
@@ -15,7 +16,9 @@ register(Exercise(
     lambda rec: 128 * _reduction_loads(rec) * 4,
     lambda rec: f"the SASS shows {_reduction_loads(rec)} loads of x per trip of the unrolled reduction loop: 128 "
                 f"threads x {_reduction_loads(rec)} loads x 4 B = {128 * _reduction_loads(rec) * 4:,} B -- not the "
-                f"512 B of one load per thread that the lecture's arithmetic assumes."))
+                f"512 B of one load per thread that the lecture's arithmetic assumes.",
+    recorded=lambda: (rmsnorm.recorded(),),
+    shown_by=(r"reduction[^\n]*\b8,?192 B", r"reduction[^\n]*\b8 KiB")))
 
 
 def _chain_speedup(rec) -> float:
@@ -30,7 +33,9 @@ register(Exercise(
     lambda rec: f"measured {_chain_speedup(rec):.2f}x. The apply's bytes in flight do grow ~32x, but the reduction "
                 f"stays on 128 threads (its width is part of its numerics) and is a chain of 56 dependent loads "
                 f"in both arms -- now most of the time. Amdahl, inside one kernel.",
-    kind="choice", choices=("about 32x", "about 2x", "nothing")))
+    kind="choice", choices=("about 32x", "about 2x", "nothing"),
+    recorded=lambda: (rmsnorm.recorded(),),
+    shown_by=('unroll 1 .*(32|2)\\.\\d+x',)))
 
 
 register(Exercise(
@@ -41,4 +46,6 @@ register(Exercise(
                 f"KL of identical distributions is 0 -- not a small number, none at all. 'About 1e-12' would mean the "
                 f"bytes moved; the widened reduction, whose bytes do move, reads "
                 f"{acc.arm('widened reduction', 2048).mean_kl:.1e}.",
-    abs_tol=0.0))
+    abs_tol=0.0,
+    recorded=lambda: (accuracy.recorded(),),
+    shown_by=('wide(ned)? apply\\s+2,048\\s+\\d',)))

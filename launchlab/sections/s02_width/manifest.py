@@ -4,7 +4,7 @@ from launchlab.sections.s02_width import accuracy, bad_inputs, bench, checks, ex
 from launchlab.sections.s06_one_binary import pdlchain
 
 SECTION = Section(
-    key="02", title="§2 the barrier was right; the width was wrong", notebook="02_the_width_was_wrong.ipynb",
+    key="02", title="§2 the barrier was right; the width was wrong", notebook="02a_the_width_was_wrong.ipynb", parts=("02b_the_width_on_the_whole_step.ipynb",),
     summary="the single-block RMS norm: 327 norms per token, widened apply, byte-identical output; the widened reduction's KL; the launch path",
     doors=(rmsnorm.DOOR, accuracy.DOOR),
     headlines=((rmsnorm.recorded, rmsnorm.headline), (pdlchain.recorded, pdlchain.headline_02),

@@ -5,7 +5,7 @@ import functools
 
 from launchlab.core import timeline
 from launchlab.core.checks import check
-from launchlab.kernels import kda_decode
+from launchlab.kernels import kda_contrast, kda_decode
 from launchlab.sections.s03_starvation import kda
 
 
@@ -46,3 +46,14 @@ for _bad in (dict(bv=24), dict(bv=256), dict(mode_="x"), dict(body="x")):
         except kda_decode.KDAError as e:
             return str(e)[:50]
         raise AssertionError(f"kda_decode.plan accepted {bad}")
+
+
+# ------------------------------------------------------------------ §3's contrast kernel (the lecture's shape)
+@check("03", "kda-contrast-matches-the-float64-step")
+def _contrast_vs_reference():
+    b = kda_contrast.Bench(12, seed=5)
+    o, s = b.one_step(None, None)
+    ref_o, ref_s = kda_contrast.reference(**b.host)
+    eo, es = kda_decode.rel_err(o, ref_o), kda_decode.rel_err(s, ref_s)
+    assert eo < 1e-5 and es < 1e-5, (eo, es)
+    return f"12 blocks of 128 threads, one column each: err o {eo:.1e} state {es:.1e}"

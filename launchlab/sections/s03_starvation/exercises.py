@@ -4,6 +4,8 @@ from __future__ import annotations
 from launchlab.core import diagnosis
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import kda_decode
+from launchlab.sections.s01_arithmetic import bandwidth
+from launchlab.sections.s03_starvation import kda
 
 # ------------------------------------------------------------------ notebook 03
 register(Exercise(
@@ -12,7 +14,9 @@ register(Exercise(
     lambda d, ceiling_tbs: f"{d.main.bytes:,} B / {ceiling_tbs:.2f} TB/s = "
                            f"{d.main.bytes / (ceiling_tbs * 1e12) * 1e6:.3f} us: four trips of the 768 KiB state "
                            f"(read, stage, re-read, write) plus the per-head vectors, at the rate a copy gets.",
-    rel_tol=0.03))
+    rel_tol=0.03,
+    recorded=lambda: (kda.recorded(), bandwidth.CEILING.recorded().tbs),
+    shown_by=(r"floor\s+0\.\d+ us",)))
 
 _VERDICT_CASE = dict(bytes_moved=8.0e6, reps=[40.0 + 0.1 * ((7 * i) % 10) for i in range(20)], tbs=4.0,
                      geometry=diagnosis.Geometry(24, 132, 8))
@@ -39,4 +43,5 @@ register(Exercise(
                          f"warp walks 8 columns instead of 32, so its chain is 4x shorter; what every block still "
                          f"does once (load q, k, g, take exp(g), launch) keeps it under 4x.")(
         d.rung("walk", kda_decode.BV_TILED, "store").cold.median),
-    rel_tol=0.2))
+    rel_tol=0.2,
+    recorded=lambda: (kda.recorded(),)))

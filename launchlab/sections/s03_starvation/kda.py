@@ -400,6 +400,7 @@ def headline(d: KDAData) -> dict:
            "kda_rn_byte_identical": all(v.identical_to_baseline for v in d.compare.variants.values()
                                         if v.mode != "fma"),
            "kda_fma_byte_identical": d.compare.variant("walk", d.bv_tiled, "fma").identical_to_baseline,
+           "fix_projected_tok_s_gain_pct": 100 * LECTURE_PR77.token_gain_from(main / fixed),
            "kda_contended_spread_pct": 100 * diagnosis.robust_spread(d.contention.contended.reps_us),
            "kda_alone_spread_pct": 100 * diagnosis.robust_spread(d.contention.alone.reps_us)}
     if d.fla.measured:

@@ -280,7 +280,7 @@ _parse, _dump = recordings.codec(MLAData, "mla", "section04")
 
 
 DOOR: Door[MLAData] = Door("MLA split-KV decode (§4)", "section04", (mla.FAMILY, "stream_read", "spin"), measure,
-                           _parse, _dump)
+                           _parse, _dump, quick={"sweep_reps": 2})
 data = DOOR.data
 recorded = DOOR.recorded
 

@@ -27,6 +27,13 @@ class Site:
     grid: str                  # the grid expression as written
     names: set = field(default_factory=set)    # every name the grid derives from (transitively)
 
+    @property
+    def harness(self) -> bool:
+        """A launch that measures or checks rather than computes the course's work: anything outside the
+        kernels' host code (launchlab/kernels/: the instruments in core/, the lessons' measurement harness, the
+        self-test checks), and the kernels' own self-checks (functions named check*)."""
+        return not self.file.startswith("kernels/") or self.function.startswith("check")
+
     def mentions(self, dimension: str) -> bool:
         pat = re.compile(rf"(^|_){re.escape(dimension)}($|_|s\b)", re.I)
         return any(pat.search(n) for n in self.names) or bool(pat.search(self.grid))
@@ -155,19 +162,28 @@ def kernel_axes(kernels_dir: Path = KERNELS) -> list[tuple[str, int, str]]:
     return out
 
 
-def report(dimension: str) -> str:
-    rows = [f"launch sites whose grid derives from '{dimension}' (all sites listed):"]
-    for s, hit in grep(dimension):
+def report(dimension: str, harness: bool = False) -> str:
+    """Every launch site of the course's own kernel code (launchlab/kernels/) and whether its grid derives from
+    `dimension`; harness=True lists the instruments' and self-checks' launches too."""
+    hits = grep(dimension)
+    shown = [(s, hit) for s, hit in hits if harness or not s.harness]
+    scope = "every site" if harness else "the course's kernel host code, every one listed"
+    rows = [f"launch sites whose grid derives from '{dimension}' ({scope}):"]
+    for s, hit in shown:
         # file and function locate a site; line numbers are left out so the report (a checked notebook
         # output) does not change whenever an unrelated line of a module moves. Site.line has them.
         rows.append(f"  {'GRID DEPENDS ON IT' if hit else 'independent       '}  {s.file} "
                     f"{s.function}()  grid = {s.grid}")
+    if not harness:
+        left = [(s, hit) for s, hit in hits if s.harness]
+        rows.append(f"  (and {len(left)} launches of the instruments and self-checks, {sum(h for _, h in left)} of "
+                    f"them from '{dimension}': audit.report({dimension!r}, harness=True) lists them)")
     return "\n".join(rows)
 
 
 def headline(kda_data) -> dict:
     """§5's figures: what sharding heads did to main's grid and time (cold L2), and what the audit finds."""
-    hits = grep("head")
+    hits = [(s, hit) for s, hit in grep("head") if not s.harness]      # the course's own launch sites
     m1, m8 = (kda_data.point(tp, kda_data.V, "store", "walk") for tp in (1, 8))
     f1, f8 = (kda_data.point(tp, kda_data.bv_tiled, "rn", "walk") for tp in (1, 8))
     return {"kda_main_blocks_tp1": m1.blocks, "kda_main_blocks_tp8": m8.blocks,

@@ -26,4 +26,5 @@ register(Exercise(
     lambda d: f"measured {_tp_ratio(d):.2f}. tp = 1 has 8x the work but also 8x the blocks, and each block walks "
               f"the same 32 columns per warp: the time is one block's walk either way. Sharding cut the work and "
               f"the grid together, so the rank got no faster.",
-    kind="choice", choices=("about 8", "about 1", "about 1/8")))
+    kind="choice", choices=("about 8", "about 1", "about 1/8"),
+    recorded=lambda: (kda.recorded(),)))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import splits
+from launchlab.sections.s06_one_binary import onebinary
 
 
 # ------------------------------------------------------------------ §6 one binary, two arms
@@ -18,7 +19,8 @@ register(Exercise(
                f"{d.eval.main_ms:.3f} / {d.eval.fixed_ms:.3f} - 1 = {_eval_gain(d):+.1f} %. Not (main - fixed) / "
                f"main = {100 * (d.eval.main_ms - d.eval.fixed_ms) / d.eval.main_ms:.1f} %: that is the time saved, "
                f"not the rate gained (the lecture's 52.96 -> 49.63 ms is +6.7 % tok/s and -6.3 % time)."),
-    abs_tol=0.15))
+    abs_tol=0.15,
+    recorded=lambda: (onebinary.recorded(),)))
 
 register(Exercise(
     "06.floor_at_bench", "does LAUNCHLAB_MLA_FLOOR change any launch the bench makes at ctx 2,048? 'yes' or 'no'",
@@ -29,4 +31,6 @@ register(Exercise(
                f"way, so the gate changes nothing there. Its {d.gate('MLA_FLOOR').cost_ms:.2f} ms per token of eval "
                f"at {d.ctx:,} is missing from the bench's gain ({d.bench_gain_pct:+.1f} % against eval's "
                f"{d.eval_gain_pct:+.1f} %): the instruments disagree because they read different contexts."),
-    kind="choice", choices=("yes", "no")))
+    kind="choice", choices=("yes", "no"),
+    recorded=lambda: (onebinary.recorded(),),
+    shown_by=(r"ctx\s+2,048:\s+grid", r"changes no launch the bench")))

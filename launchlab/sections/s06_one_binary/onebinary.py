@@ -370,7 +370,8 @@ def measure(layers: int = decode.FULL_LAYERS, ctx: int = CTX, short_ctx: int = S
     modules = Modules(before, loaded_fixed, len(loader._modules), os.getpid())
     del model
     cp.get_default_memory_pool().free_all_blocks()
-    checks, err = [], None
+    checks, err = [], (None if with_ncu else "not run in the course's quick live run (LAUNCHLAB_LIVE_FULL=1 runs it; "
+                                               "the H200 recording has it)")
     if with_ncu:
         try:
             checks = ncu_checks()
@@ -399,7 +400,9 @@ def _parse(d: dict, source: str) -> OneBinaryData:
 
 
 DOOR: Door[OneBinaryData] = Door("one binary, two arms (§6)", "section06",
-                                 ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump)
+                                 ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump,
+                                 quick={"pairs": 2, "reps": 2, "profile_reps": 3, "bench_long": 40,
+                                        "with_ncu": False})
 data = DOOR.data
 recorded = DOOR.recorded
 
@@ -457,4 +460,16 @@ def headline(d: OneBinaryData) -> dict:
             "eval_gain_pct": d.eval_gain_pct,
             "bench_gain_pct": d.bench_gain_pct,
             "planted_share_main_pct": 100 * d.planted_share("main"),
-            "profile_sum_vs_graph_pct": 100 * d.profile("main").agreement}
+            "profile_sum_vs_graph_pct": 100 * d.profile("main").agreement,
+            **gate_quantities(d)}
+
+
+def gate_quantities(d: OneBinaryData) -> dict:
+    """Each gate's worth inside the step, from its ABBA (fixed defaults vs the same with that gate at main's
+    value, ctx 131,072): ms per token, and the tok/s its fix gains given the other fixes."""
+    out = {}
+    for g in DECODE_GATES:
+        r = d.gate(g)
+        out[f"{g.lower()}_gate_cost_ms_per_token"] = r.cost_ms
+        out[f"{g.lower()}_gate_gain_pct"] = 100 * (r.main_ms / r.fixed_ms - 1)
+    return out

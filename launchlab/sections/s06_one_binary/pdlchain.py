@@ -226,7 +226,8 @@ def measure(layers: int = decode.FULL_LAYERS, ctx: int = CTX, pairs: int = 3, re
 _parse, _dump = recordings.codec(PDLData, "pdl", "pdl")
 
 DOOR: Door[PDLData] = Door("the decode chain with and without PDL", "pdl",
-                           ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump)
+                           ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump,
+                           quick={"pairs": 2, "reps": 2})
 data = DOOR.data
 recorded = DOOR.recorded
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import splits
-from launchlab.sections.s07_bit_identity import fmatrap
+from launchlab.sections.s07_bit_identity import fmatrap, identity
 
 
 # ------------------------------------------------------------------ §7 proving bit-identity as bytes
@@ -23,7 +23,9 @@ register(Exercise(
                               f"splits against {splits.split(ml.ctx + 1, 16, 1, 'derived').splits} reassociate its "
                               f"combine. (The fma arm, dumped at 2,048, differs from its first KDA layer on.)")(
         d.case("KDA_VT 0 vs 1", 131_072), d.case("MLA_FLOOR hardcoded vs derived", 131_072)),
-    kind="choice", choices=("vt", "vt and mla floor", "none")))
+    kind="choice", choices=("vt", "vt and mla floor", "none"),
+    recorded=lambda: (identity.recorded(),),
+    shown_by=(r"131,072\s.*(IDENTICAL|identical|differ)", r"Identical at every depth from 128 to 131,072")))
 
 register(Exercise(
     "07.fma_fix", "the pass-2 recompute must give main's bytes: which form -- 'tmp' (float tmp = a * b; out = tmp + c), "
@@ -34,4 +36,6 @@ register(Exercise(
                        f"rounding, different bytes. Only __fmul_rn forces the rounded product ({t['rn'].fmul} FMUL + "
                        f"{t['rn'].fadd} FADD): the one-token fix. -fmad=false scoped to the file does the same for "
                        f"every form.")({f.form: f for f in fmatrap.sass_table() if f.family == "fma_forms"}),
-    kind="choice", choices=("tmp", "inline", "rn")))
+    kind="choice", choices=("tmp", "inline", "rn"),
+    shown_by=(r"\(the default\)\s+rn\s+0\s+1\s+1", r"__fmul_rn\(a, b\) \+ c` compiles to FMUL \+ FADD",
+              r"one-token fix")))

@@ -185,7 +185,7 @@ _parse, _dump = recordings.codec(IdentityData, "identity", "section07")
 
 DOOR: Door[IdentityData] = Door("bit-identity as bytes (§7)", "section07",
                                 ("decode_ops", "rms_norm", "kda_decode", "mla_decode", "fma_forms",
-                                 "fma_forms_strict"), measure, _parse, _dump)
+                                 "fma_forms_strict"), measure, _parse, _dump, quick={"positions": 2})
 data = DOOR.data
 recorded = DOOR.recorded
 

@@ -35,7 +35,7 @@ FIXES = ("RMS_WIDE", "KDA_VT", "KDA_BODY", "MLA_FLOOR")          # main's value 
 CMP_FIXES = ("KDA_VT", "RMS_WIDE")
 SWEEPS = {"rms_block": (128, 256, 512, 1024), "kda_bv": (16, 32, 64, 128),
           "mla_splits": (64, 128, 132, 256, 264, 512)}
-SWEEP_ROLE = {"rms_block": "input_norm", "kda_bv": "kda_decode.step", "mla_splits": "mla.split"}
+SWEEP_ROLE = {"rms_block": "input_norm", "kda_bv": "kda.step", "mla_splits": "mla.split"}
 FINE_KERNEL = "decode_ops:kda_prep"  # grid = n_head like main's KDA step, and fine: it must stay off the fix list
 
 
@@ -110,7 +110,8 @@ def _sweep(model, ctx: int, tokens: int = 4) -> list[SweepPoint]:
     return [_sweep_one(model, ctx, knob, v, tokens) for knob, values in SWEEPS.items() for v in values]
 
 
-def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS) -> LabData:
+def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS, pairs: int = 3, reps: int = 3,
+            profile_reps: int = 10) -> LabData:
     mode.require_live("measuring the lab's decode step")
     import cupy as cp
     main, fixed = gates.preset("main"), gates.preset("fixed")
@@ -120,13 +121,14 @@ def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS) -> LabData:
     launch_us = instruments.launch_costs().launch_graph_us
     model = decode.build(decode.Config(layers=layers), ctx=ctx, extra=9)
     with gates.setting(**main):
-        prof = stepprofile.profile(model, ctx, reps=10, preset="main")
+        prof = stepprofile.profile(model, ctx, reps=profile_reps, preset="main")
         sweep = _sweep(model, ctx)
     runs = []
     for g in FIXES:
         with_fix = dict(main, **{g: fixed[g]})
         runs.append(onebinary.GateRun(g, fixed[g], main[g],
-                                      onebinary.abba(model, with_fix, main, 8, 3, 3, (f"main + {g}={fixed[g]}", "main"))))
+                                      onebinary.abba(model, with_fix, main, 8, pairs, reps,
+                                                     (f"main + {g}={fixed[g]}", "main"))))
     del model
     cp.get_default_memory_pool().free_all_blocks()
     cfg = decode.Config(layers=layers)
@@ -143,7 +145,8 @@ _parse, _dump = recordings.codec(LabData, "lab", "lab")
 
 
 DOOR: Door[LabData] = Door("the lab's decode step", "lab", ("decode_ops", "rms_norm", "kda_decode", "mla_decode",
-                                                           "stream_read", "spin", "waves"), measure, _parse, _dump)
+                                                           "stream_read", "spin", "waves"), measure, _parse, _dump,
+                            quick={"pairs": 2, "reps": 2, "profile_reps": 3})
 data = DOOR.data
 recorded = DOOR.recorded
 
