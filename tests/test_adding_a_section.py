@@ -108,7 +108,8 @@ print(json.dumps({{"figs": figs, "ids": ids, "nbs": nbs, "right": fb.correct, "r
     out = run(root, f"""
 from launchlab.faces import course
 nb = course.execute(course.NOTEBOOK_DIR / "{KEY}_{NAME}.ipynb")
-text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+text = "".join(o.get("text", "") + o.get("data", {{}}).get("text/plain", "")
+               for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
 assert not errors, errors
 print(text)

@@ -74,7 +74,8 @@ def test_each_section_notebook_has_two_exercises_each_checked(name):
         keys = [n.args[0].value for n in ast.walk(ast.parse(src))
                 if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "check"]
         assert keys and all(k in exercises.EXERCISES and k.startswith(name[0][:2]) for k in keys), src
-        out = "".join("".join(o.get("text", "")) for o in c["outputs"])
+        out = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                      for o in c["outputs"])
         assert out.count("not answered yet") == len(keys), out
 
 
@@ -117,3 +118,23 @@ def test_every_registered_exercise_is_used_by_its_notebook():
             if "check" in c["metadata"].get("tags", []):
                 used |= {k for k in exercises.EXERCISES if f'"{k}"' in "".join(c["source"])}
     assert used == set(exercises.EXERCISES)
+
+
+def test_feedback_is_html_with_a_verdict_mark_and_the_explanation_apart():
+    """JupyterLab wrapped the monospace feedback mid-word and "right" looked like "not quite" (issue 26)."""
+    ctx = context("03.floor_main")
+    want = exercises.EXERCISES["03.floor_main"].expected(*ctx)
+    right, wrong = exercises.grade("03.floor_main", want, *ctx), exercises.grade("03.floor_main", 9.0, *ctx)
+    blank = exercises.grade("03.floor_main", None, *ctx)
+    for fb, mark in ((right, "✓ Right"), (wrong, "✗ Not quite"), (blank, "○ Not answered yet")):
+        h = fb.html()
+        assert mark in h and "white-space:normal" in h and "<pre" not in h, h
+    assert right.html().count("<p") >= 2                       # the verdict, then the reason apart
+    assert "#2e7d32" in right.html() and "#c62828" in wrong.html()
+    written = exercises.grade("10.q1_ruled_out", "it is starved", *context("10.q1_ruled_out"))
+    assert "✎" in written.html() and written.html().count("<li>") == len(exercises.EXERCISES["10.q1_ruled_out"].points)
+
+
+def test_the_ratio_question_does_not_answer_the_diagnosis_question():
+    why = exercises.grade("10.q1_ratio", 96.7).text.lower()
+    assert "starv" not in why and "96.7" in why

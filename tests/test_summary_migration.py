@@ -24,7 +24,7 @@ CHANGED = {
         "issue 26: §3's contrast kernel (kernels/kda_contrast.cu) has grid = n_head by design -- the lecture's "
         "shape -- so the audit finds it beside main's KDA step, MLA's split and combine and the decode glue"),
     ("reliability", "course_replay_seconds"): (
-        51.2, 33.0,
+        51.2, 32.1,
         "issue 26: the course's time is its notebooks' execution, what a learner waits for, with the HTML export "
         "timed apart (data/course/replay.json: export_seconds); §2 and §3 now read in two parts each (13 "
         "notebooks); re-measured by `make course` on the same 2-core machine kind"),
@@ -35,6 +35,19 @@ CHANGED = {
         "issue 25: grading in two steps (each submission run in a bubblewrap sandbox for its answers, the hidden "
         "tests outside it) replaced otter's in-kernel grader; the 30 submissions now include the six cheats and "
         "three hard cases, re-measured on the same 2-core machine kind (data/grading/report.json)"),
+    ("reliability", "course_live_seconds"): (
+        334.1, 243.3,
+        "issue 26: the live course on the H200 is its 13 notebooks' execution (the HTML export timed apart, 5.0 s), "
+        "every door measuring with its quick arguments behind a timed progress bar; notebook 09 now runs live too "
+        "(otter carried; the lab's KDA sweep role fixed), 31.7 s of it. 3.3 s over the 240 s the issue asks: "
+        "the same tree measured 173.7 s without 09, and the KL door alone moved 21 -> 30 s between two runs"),
+    ("reliability", "course_live_within_limit"): (
+        True, False, "issue 26: the live limit is 240 s (was 360 s); the H200 run took 243.3 s"),
+    ("reliability", "course_live_figures_in_chromium"): (
+        26, None, "issue 26: the H200 run brought back its report, not its HTML pages (the device returns few "
+        "files), so they were not opened in Chromium; the replay pages are (26 of 26 figures)"),
+    ("reliability", "course_live_figures_missing"): (
+        0, None, "see course_live_figures_in_chromium"),
     ("reliability", "hub_test_seconds"): (
         56.1, 22.8,
         "issue 25: make hub-test re-run with each learner's server in a fresh home, the notebooks copied in by the "
@@ -47,6 +60,9 @@ def test_every_figure_before_the_move_is_unchanged_or_listed_with_its_reason():
     for sec, figs in BEFORE.items():
         assert sec in now, f"section {sec} is gone from the summary"
         for k, v in figs.items():
+            if CHANGED.get((sec, k), (0, 0, ""))[1] is None:       # listed as no longer reported, with its reason
+                assert k not in now[sec] and CHANGED[(sec, k)][2], f"{sec}.{k}"
+                continue
             assert k in now[sec], f"{sec}.{k} is gone from the summary"
             if (sec, k) in CHANGED:
                 before, after, why = CHANGED[(sec, k)]

@@ -10,7 +10,7 @@ def test_timing_summary_keeps_every_rep():
     assert t.reps_us == [3.0, 1.0, 2.0, 10.0]
     assert t.median == 2.5 and t.min == 1.0 and t.max == 10.0
     assert t.stddev == pytest.approx(statistics.stdev([3, 1, 2, 10]))
-    assert "median 2.500 us" in t.summary()
+    assert "median 2.500 µs" in t.summary()
     assert timing.Timing.from_dict(t.to_dict()).reps_us == t.reps_us
     with pytest.raises(ValueError):
         timing.Timing([])

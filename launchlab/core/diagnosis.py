@@ -78,7 +78,7 @@ class Diagnosis:
     reasons: list = field(default_factory=list)
 
     def __str__(self) -> str:
-        head = (f"{self.verdict.upper()}: median {self.median_us:.3f} us vs floor {self.floor_us:.3f} us "
+        head = (f"{self.verdict.upper()}: median {self.median_us:.3f} µs vs floor {self.floor_us:.3f} µs "
                 f"({self.ratio:.1f}x), robust spread {self.spread:.1%} (stddev {self.stddev_spread:.1%}) over "
                 f"{self.n} reps")
         return "\n".join([head] + [f"  - {r}" for r in self.reasons])
@@ -100,12 +100,12 @@ def diagnose(bytes_moved: float, reps_us, bandwidth_tbs: float, flops: float = 0
     arith_us = flops / (flop_rate_tflops * 1e12) * 1e6 if flops and flop_rate_tflops else 0.0
     d = Diagnosis("unclear", floor, med, ratio, spread, len(reps), statistics.stdev(reps) / med, geometry)
     d.reasons.append(f"floor = {bytes_moved / 1e6:.3f} MB / {bandwidth_tbs:.2f} TB/s"
-                     + (f" + {fixed_us:.2f} us per launch" if fixed_us else "") + f" = {floor:.3f} us")
+                     + (f" + {fixed_us:.2f} µs per launch" if fixed_us else "") + f" = {floor:.3f} µs")
     if geometry is not None:
         d.reasons.append("geometry: " + geometry.describe())
     if arith_us and arith_us >= 0.5 * med:
         d.verdict = "arithmetic-bound"
-        d.reasons.append(f"the arithmetic alone takes {arith_us:.3f} us, {arith_us / med:.0%} of the time")
+        d.reasons.append(f"the arithmetic alone takes {arith_us:.3f} µs, {arith_us / med:.0%} of the time")
         return d
     if spread > NOISY:
         d.verdict = "contention"

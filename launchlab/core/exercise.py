@@ -61,6 +61,40 @@ class Feedback:
     def __str__(self) -> str:
         return self.text
 
+    MARKS = {"right": ("✓", "Right", "#2e7d32"), "wrong": ("✗", "Not quite", "#c62828"),
+             "blank": ("○", "Not answered yet", "#616161"), "invalid": ("!", "Check the form of your answer",
+                                                                       "#e65100"),
+             "self-assess": ("✎", "Your answer is written down: assess it yourself", "#1565c0")}
+
+    def html(self) -> str:
+        """The feedback as a notebook shows it: the verdict with its mark and colour on its own line, then the
+        explanation (and, for a written answer, the checklist and the model answer) apart, in the page's font,
+        wrapping at word boundaries."""
+        from html import escape
+        mark, word, colour = self.MARKS.get(self.status, ("•", self.status, "#424242"))
+        lines = self.text.split("\n")
+        head = lines[0].replace(f"[{self.key}] ", "", 1)
+        for prefix in ("right: ", "not quite: ", "not answered yet: "):
+            if head.startswith(prefix):
+                head = head[len(prefix):]
+        rest, checklist = [], []
+        for ln in lines[1:]:
+            t = ln.strip()
+            if t.startswith("[ ] "):
+                checklist.append(f"<li>{escape(t[4:])}</li>")
+            elif t:
+                rest.append(escape(t))
+        body = "".join(f"<p style='margin:4px 0'>{r}</p>" for r in rest)
+        if checklist:
+            body = f"<ul style='margin:4px 0 4px 18px;list-style:\"☐ \"'>{''.join(checklist)}</ul>" + body
+        return (f"<div class='launchlab-feedback' style='border-left:4px solid {colour};padding:4px 10px;"
+                f"margin:6px 0;white-space:normal;overflow-wrap:break-word'>"
+                f"<div><b style='color:{colour}'>{mark} {word}</b> <span style='color:#616161'>[{escape(self.key)}]"
+                f"</span></div><p style='margin:4px 0'>{escape(head)}</p>{body}</div>")
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
 
 def _fmt(v) -> str:
     if isinstance(v, float):

@@ -35,22 +35,44 @@ def wrap(text: str, width: int = WRAP) -> str:
                      for line in text.splitlines())
 
 
-def figure_png(fig, dpi: int = 80) -> bytes:
+def figure_png(fig, dpi: int = 100) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     return buf.getvalue()
 
 
-def preview_png(text: str, fig) -> bytes:
-    """The static preview: the explorer's figure with its text line above and a note below, as a PNG."""
-    top = 0.03 * (wrap(text, 100).count("\n") + 1)
-    fig.text(0.01, 1.0 + top, wrap(text, 100), va="top", ha="left", fontsize=8, family="monospace",
-             transform=fig.transFigure)
-    fig.text(0.01, -0.02, "Static preview of the first position. Run the cell to move the sliders (live on a "
-             "GPU each position relaunches the kernel; in replay it shows the H200 recording).", va="top", ha="left", fontsize=8,
-             style="italic", color="#555555", transform=fig.transFigure)
+def _text_png(text: str, width_px: int, **style) -> "np.ndarray":
+    """A line (or lines) of text rendered on its own, as an RGBA array `width_px` wide."""
+    import matplotlib.image as mpimg
+    import numpy as np
+    lines = text.count("\n") + 1
+    f = plt.figure(figsize=(width_px / 100, 0.22 * lines + 0.12), dpi=100)
+    f.text(0.012, 0.5, text, va="center", ha="left", fontsize=10, **style)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=72, bbox_inches="tight")
+    f.savefig(buf, format="png", dpi=100)
+    plt.close(f)
+    buf.seek(0)
+    return np.asarray(mpimg.imread(buf, format="png"))
+
+
+def preview_png(text: str, fig) -> bytes:
+    """The static preview: the explorer's text above its figure and a note below, as one PNG at 100 dpi. The
+    text and the note are drawn apart from the figure and stacked on it, so neither runs into the plot's frame
+    or its title."""
+    import matplotlib.image as mpimg
+    import numpy as np
+    plot = np.asarray(mpimg.imread(io.BytesIO(figure_png(fig, 100)), format="png"))
+    w = plot.shape[1]
+    head = _text_png(wrap(text, max(50, int(w / 8.8))), w, family="monospace")
+    note = _text_png(wrap("Static preview of the first position. Run the cell to move the sliders (live on a GPU "
+                          "each position relaunches the kernel; in replay it shows the H200 recording).",
+                          max(50, int(w / 7.6))), w, style="italic", color="#555555")
+
+    def rgba(a):
+        return a if a.shape[2] == 4 else np.concatenate([a, np.ones(a.shape[:2] + (1,), a.dtype)], axis=2)
+    stacked = np.concatenate([rgba(head)[:, :w], rgba(plot), rgba(note)[:, :w]], axis=0)
+    buf = io.BytesIO()
+    mpimg.imsave(buf, stacked, format="png")
     return buf.getvalue()
 
 

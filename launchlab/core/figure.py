@@ -4,7 +4,53 @@ black square; figures that can show a chosen point take `mark=(x, y)` in their o
 block-timeline figure (§1 and §3) lives here too. Each section's own figures are in its folder."""
 from __future__ import annotations
 
+import textwrap
+
+import matplotlib
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+
+# The course's figure style: drawn at 100 dpi and at most 9 inches wide, so a figure shows at its own size in a
+# notebook column of 900 px or more (a laptop's JupyterLab at 1366 x 768), where 10 pt type reads as 10 pt;
+# nothing on a figure is set below 9 pt (legibility() checks both).
+STYLE = {"figure.dpi": 100, "savefig.dpi": 100, "font.size": 10, "axes.titlesize": 10.5, "axes.labelsize": 10,
+         "xtick.labelsize": 9.5, "ytick.labelsize": 9.5, "legend.fontsize": 9.5, "figure.titlesize": 11,
+         "legend.framealpha": 0.92}
+plt.rcParams.update(STYLE)
+DISPLAY_PX = 900          # the narrowest notebook column the figures are made for
+MIN_PT = 9.0              # the smallest type a figure may show, at its displayed size
+
+
+def legibility(fig, display_px: int = DISPLAY_PX, min_pt: float = MIN_PT) -> list[str]:
+    """What a learner could not read on this figure in a `display_px`-wide column: any text smaller than
+    `min_pt` points once the figure is scaled to fit (a 96-dpi screen), and any two texts drawn over each other.
+    An empty list is a readable figure."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    scale = min(1.0, display_px / (fig.get_figwidth() * fig.dpi))
+    hidden = set()                        # labels of ticks outside the view: matplotlib keeps them, never draws them
+    for a in fig.axes:
+        for axis in (a.xaxis, a.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not lo - 1e-9 * max(1.0, abs(hi)) <= tick.get_loc() <= hi + 1e-9 * max(1.0, abs(hi)):
+                    hidden |= {id(tick.label1), id(tick.label2)}
+    texts = [t for t in fig.findobj(matplotlib.text.Text)
+             if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
+    problems, boxes = [], []
+    for t in texts:
+        pt = t.get_fontsize() * fig.dpi * scale / 96
+        if pt < min_pt - 0.05:
+            problems.append(f"{pt:.1f} pt at {display_px} px: {t.get_text()[:40]!r}")
+        boxes.append((t, t.get_window_extent(renderer)))
+    for i, (ta, a) in enumerate(boxes):
+        for tb, b in boxes[i + 1:]:
+            w = min(a.x1, b.x1) - max(a.x0, b.x0)
+            h = min(a.y1, b.y1) - max(a.y0, b.y0)
+            if w > 2 and h > 2:
+                problems.append(f"text over text: {ta.get_text()[:30]!r} / {tb.get_text()[:30]!r}")
+    return problems
+
 
 COLORS = {128: "#1b9e77", 256: "#d95f02", 512: "#7570b3", 1024: "#e7298a"}
 
@@ -19,7 +65,7 @@ def block_timelines(cases, sm_count: int = 132):
     (%globaltimer, us). Blocks that shared an SM at once are stacked inside its row; a later wave is drawn in
     a second colour. Empty rows are SMs the launch never used."""
     n = len(cases)
-    fig, axes = plt.subplots(1, n, figsize=(4.1 * n, 3.9), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, n, figsize=(min(9.0, 3.1 * n), 4.3), sharey=True, sharex=True, squeeze=False)
     wave_colors = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
     for ax, c in zip(axes[0], cases):
         t = c.timeline
@@ -36,12 +82,14 @@ def block_timelines(cases, sm_count: int = 132):
             ax.broken_barh([(t.start_ns[b] / 1e3, (t.end_ns[b] - t.start_ns[b]) / 1e3)],
                            (t.sm[b] - 0.45 + k * h, h * 0.92), color=wave_colors[wave_of[b] % 4], lw=0)
         ax.set_ylim(sm_count - 0.5, -0.5)
-        ax.set_xlim(0, t.span_ns / 1e3 * 1.02)
-        ax.set_xlabel("time since the first block started (us)")
+        ax.set_xlabel("time since the first block started (µs)")
         waves = len(t.waves())
-        ax.set_title(f"{c.name}\n{t.grid} blocks x {t.block} threads on {t.sms_with_work} of {sm_count} SMs"
-                     + (f", {waves} waves" if waves > 1 else ""), fontsize=9)
+        ax.set_title(textwrap.fill(c.name, 30) + f"\n{t.grid} x {t.block} threads, {t.sms_with_work} of {sm_count} SMs"
+                     + (f"\n{waves} waves" if waves > 1 else ""), fontsize=9.5)
+        ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.grid(axis="x", alpha=0.3)
     axes[0][0].set_ylabel("SM (%smid)")
-    fig.tight_layout()
+    span = max(c.timeline.span_ns for c in cases) / 1e3
+    axes[0][0].set_xlim(0, span * 1.02)          # one time axis for every panel: the speed-up is their widths
+    fig.tight_layout(w_pad=2.6)
     return fig

@@ -95,9 +95,13 @@ def restore_set() -> str:
 
 def table(prefix: str = "") -> str:
     """Every gate (or those whose name starts with `prefix`, e.g. "STREAM_"): value now, default, baseline."""
+    import textwrap
     rows = [f"{'gate':<28} {'now':>7} {'default':>8} {'baseline':>9}  what it selects"]
+    pad = " " * 57
     for g in sorted((g for g in GATES.values() if g.name.startswith(prefix)), key=lambda g: g.name):
-        rows.append(f"{g.env:<28} {value(g.name):>7} {g.default:>8} {g.baseline:>9}  {g.doc}")
+        doc = textwrap.wrap(g.doc, 52) or [""]          # the table stays 110 columns wide: no line wraps mid-word
+        rows.append(f"{g.env:<28} {value(g.name):>7} {g.default:>8} {g.baseline:>9}  {doc[0]}")
+        rows += [pad + line for line in doc[1:]]
     return "\n".join(rows)
 
 

@@ -35,7 +35,7 @@ def _probe_gpu() -> tuple[bool, str]:
     try:
         import cupy  # noqa: F401
     except Exception as e:  # ImportError, or a CuPy that cannot find its CUDA libraries
-        return False, f"CuPy is not installed ({type(e).__name__})"
+        return False, "no GPU stack on this machine (CuPy is not installed: expected on a laptop)"
     try:
         n = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:

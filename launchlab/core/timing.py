@@ -85,7 +85,7 @@ class Timing:
         return "cold" if self.method.endswith("-cold") else "hot"
 
     def summary(self) -> str:
-        return (f"median {self.median:.3f} us, stddev {self.stddev:.3f} us ({self.cv:.1%}), "
+        return (f"median {self.median:.3f} µs, stddev {self.stddev:.3f} µs ({self.cv:.1%}), "
                 f"min {self.min:.3f}, max {self.max:.3f}, n={self.n} ({self.method}, {self.l2} L2)"
                 + (f" [{self.shared}]" if self.shared else ""))
 
@@ -288,12 +288,12 @@ class ABBA:
         return b / a
 
     def table(self) -> str:
-        rows = [f"{'rep':>3}  {'arm':<24} {'median us':>10} {'stddev':>8}"]
+        rows = [f"{'rep':>3}  {'arm':<24} {'median µs':>10} {'stddev':>8}"]
         for i, (o, t) in enumerate(zip(self.order, self.results)):
             name = self.labels[0] if o == "A" else self.labels[1]
             rows.append(f"{i:>3}  {o} {name:<22} {t.median:>10.3f} {t.stddev:>8.3f}")
         a, b = statistics.median(self.medians("A")), statistics.median(self.medians("B"))
-        rows.append(f"A {self.labels[0]}: {a:.3f} us   B {self.labels[1]}: {b:.3f} us   B/A = {b / a:.3f}")
+        rows.append(f"A {self.labels[0]}: {a:.3f} µs   B {self.labels[1]}: {b:.3f} µs   B/A = {b / a:.3f}")
         shared = sorted({r.shared for r in self.results if r.shared})
         rows += [f"measured on a shared GPU: {s}" for s in shared]
         return "\n".join(rows)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from launchlab.core import hardware, mode, provenance, recordings, sharing
-from launchlab.faces import recorder
 
 
 def banner(*recording_names: str) -> str:
@@ -23,12 +22,18 @@ def _live(recording_names) -> str:
 
 
 def _replay(recording_names) -> str:
-    lines = [f"MODE: replay -- {mode.reason()}; figures come from H200 recordings"]
+    """The mode, then the recordings this notebook reads: grouped by the machine that made them (one line when,
+    as usual, one H200 made them all), each with its date; loading each checks its kernels' sha256."""
+    lines = [f"MODE: replay -- {mode.reason()}; every number below was measured on the GPU named here and recorded"]
+    groups: dict[tuple, list[str]] = {}
     for name in recording_names:
-        r = recordings.load(name)
+        r = recordings.load(name)                   # refuses a recording whose kernel sources have changed
         p = r.provenance
-        held = ", ".join(d.name for d in recorder.RECORDINGS[name])
-        lines.append(f"      {name} ({held}): {p['gpu']} ({p['sm_count']} SMs), recorded {p['date']}, driver "
-                     f"{p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}, "
-                     f"kernels {', '.join(sorted(r.kernel_sha))} (sha256 current)")
+        key = (p["gpu"], p["sm_count"], p["driver"], p["cuda_runtime"], p["cupy"])
+        groups.setdefault(key, []).append((name, p["date"]))
+    for (gpu, sms, driver, runtime, cupy), recs in groups.items():
+        dates = sorted(d for _, d in recs)
+        when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+        lines.append(f"      on {gpu} ({sms} SMs), driver {driver}, CUDA runtime {runtime}, CuPy {cupy}")
+        lines.append(f"      {', '.join(n for n, _ in recs)}: recorded {when}; kernel sources unchanged since")
     return "\n".join(lines)

@@ -28,5 +28,16 @@ sections.all()          # every registered section's exercises, declared by the 
 
 
 def check(key: str, answer, *context) -> None:
-    """Grade one answer and print the feedback: the `check` cell's whole output (grade() returns it instead)."""
-    print(grade(key, answer, *context).text)
+    """Grade one answer and show the feedback, the `check` cell's whole output (grade() returns it instead): in
+    a notebook as HTML (the verdict marked, the explanation apart) with the plain text beside it, elsewhere the
+    plain text."""
+    fb = grade(key, answer, *context)
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+        if get_ipython() is not None:
+            display({"text/html": fb.html(), "text/plain": fb.text}, raw=True)
+            return
+    except ImportError:
+        pass
+    print(fb.text)

@@ -29,6 +29,6 @@ def bench_stream() -> None:
             return run
         res = timing.abba(arm(1, 1), arm(4, 4), pairs=3,
                           labels=("baseline VEC=1 UNROLL=1", "default VEC=4 UNROLL=4"))
-        print(f"gate arms at grid {grid}, block {block} (one build, ABBA; per-rep medians in us):")
+        print(f"gate arms at grid {grid}, block {block} (one build, ABBA; per-rep medians in µs):")
         print(res.table())
         print(f"speed-up of the default arm: {1 / res.ratio():.2f}x\n")

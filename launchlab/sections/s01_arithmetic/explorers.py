@@ -34,7 +34,7 @@ class BandwidthExplorer(Explorer):
     def text(self, r: dict) -> str:
         return (f"grid {r['grid']} x block {r['block']}: {r['sms_with_work']} SMs with work, "
                 f"{r['in_flight_kib']:.0f} KiB in flight -> {r['tbs']:.2f} TB/s "
-                f"({r['median_us']:.1f} us cold L2, stddev {r['stddev_us']:.1f} us; {r['source']})\n"
+                f"({r['median_us']:.1f} µs cold L2, stddev {r['stddev_us']:.1f} µs; {r['source']})\n"
                 f"calculator: {r['blocks_per_sm']} blocks/SM, {r['blocks_per_wave']} per wave -> this grid fills "
                 f"{r['slots_pct']:.1f}% of the GPU's warp slots; Little's law ({r['in_flight_kib']:.0f} KiB / "
                 f"{r['latency_ns']:.0f} ns) predicts {r['little_tbs']:.2f} TB/s; the copy ceiling is "
@@ -130,6 +130,6 @@ class WaveExplorer(Explorer):
     def render(self, residency, grid):
         row = self.update(residency, grid)
         text = (f"grid {row['grid']} at {row['residency']} block(s)/SM = {row['waves']} wave(s) of "
-                f"{row['blocks_per_wave']}: {row['median_us']:.1f} us ({row['source']}); "
-                f"staircase model {row['predicted_us']:.1f} us")
+                f"{row['blocks_per_wave']}: {row['median_us']:.1f} µs ({row['source']}); "
+                f"staircase model {row['predicted_us']:.1f} µs")
         return text, figures.staircases([self.data.at(residency)], mark=(grid, row["median_us"]))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from launchlab.core import hardware, occupancy
 from launchlab.core.figure import COLORS, mark_chosen
@@ -18,9 +19,9 @@ def bandwidth_vs_grid(sweep: "bandwidth.Sweep", mark: tuple[float, float] | None
         pts = sweep.select(b)
         ax.plot([p.grid for p in pts], [p.tbs for p in pts], "o-", ms=3.5, color=COLORS.get(b), label=f"block {b}")
     ax.axhline(sweep.copy_tbs, color="k", ls="--", lw=1)
-    ax.text(1.1, sweep.copy_tbs * 1.02, f"D2D copy ceiling {sweep.copy_tbs:.2f} TB/s (read + write)", fontsize=8)
+    ax.text(1.1, sweep.copy_tbs * 1.02, f"D2D copy ceiling {sweep.copy_tbs:.2f} TB/s (read + write)", fontsize=9)
     ax.axvline(s.sm_count, color="grey", ls=":", lw=1)
-    ax.text(s.sm_count * 1.05, 0.15, f"{s.sm_count} SMs", fontsize=8, color="grey")
+    ax.text(s.sm_count * 1.05, 0.15, f"{s.sm_count} SMs", fontsize=9, color="grey")
     if mark:
         mark_chosen(ax, *mark)
     ax.set_xscale("log", base=2)
@@ -28,7 +29,7 @@ def bandwidth_vs_grid(sweep: "bandwidth.Sweep", mark: tuple[float, float] | None
     ax.set_ylabel("achieved read bandwidth (TB/s)")
     ax.set_ylim(0, sweep.copy_tbs * 1.15)
     ax.set_title("Streaming read of 1 GiB (float4, 4 loads in flight per thread)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=9)
     ax.grid(alpha=0.3)
     return fig or ax.figure
 
@@ -50,14 +51,14 @@ def bandwidth_vs_inflight(sweep: "bandwidth.Sweep", gpu="H200"):
     ax.set_xlabel("bytes in flight across the GPU (KiB) = resident threads x bytes per load x loads in flight")
     ax.set_ylabel("achieved read bandwidth (TB/s)")
     ax.set_title("Every launch shape on one curve: bandwidth follows bytes in flight")
-    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax.legend(fontsize=9, ncol=2, loc="lower right")
     ax.grid(alpha=0.3, which="both")
     return fig
 
 
 def staircases(stairs, ramp=None, mark: tuple[float, float] | None = None):
     n = 2 if ramp is not None else 1
-    fig, axes = plt.subplots(1, n, figsize=(12 if n == 2 else 8, 4.2))
+    fig, axes = plt.subplots(1, n, figsize=(9, 4.4))
     axes = np.atleast_1d(axes)
     ax = axes[0]
     for st, c in zip(stairs, ("#1b9e77", "#d95f02", "#7570b3")):
@@ -66,11 +67,11 @@ def staircases(stairs, ramp=None, mark: tuple[float, float] | None = None):
         for k in range(1, 4):
             ax.axvline(k * st.blocks_per_wave, color=c, ls=":", lw=0.8)
     ax.set_xlabel("grid (blocks)")
-    ax.set_ylabel("kernel time (us, median)")
-    ax.set_title("fixed work per block: time steps at every multiple of blocks per wave")
+    ax.set_ylabel("kernel time (µs, median)")
+    ax.set_title("fixed work per block:\ntime steps at each multiple of a wave")
     if mark:
         mark_chosen(ax, *mark)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.grid(alpha=0.3)
     if ramp is not None:
         ax = axes[1]
@@ -78,11 +79,13 @@ def staircases(stairs, ramp=None, mark: tuple[float, float] | None = None):
         for k in range(1, 4):
             ax.axvline(k * ramp.blocks_per_wave, color="grey", ls=":", lw=0.8)
         ax.set_xlabel("grid (blocks)")
-        ax.set_ylabel("kernel time (us, median)")
+        ax.set_ylabel("kernel time (µs, median)")
         ax.set_title(f"fixed bytes per block ({ramp.bytes_per_block // 1024} KiB, {ramp.blocks_per_wave} "
                      f"resident):\na ramp with small steps at each wave")
         ax.grid(alpha=0.3)
-    fig.tight_layout()
+    for a in axes:
+        a.xaxis.set_major_locator(MaxNLocator(4))
+    fig.tight_layout(w_pad=2.0)
     return fig
 
 
@@ -103,7 +106,7 @@ def occupancy_vs_block(regs: int, smem: int, gpu="H200", mark_block: int | None 
     ax.set_xlabel("block size (threads)")
     ax.set_ylabel("theoretical occupancy (%)")
     ax.set_title(f"{regs} registers/thread, {smem} B shared memory/block")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=9, loc="lower left")
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
@@ -125,7 +128,7 @@ def achieved_vs_grid(data, mark: tuple[float, float] | None = None):
     bpw = cases[0].blocks_per_sm * 132
     for k in (1, 2):
         ax.axvline(k * bpw, color="#7570b3", ls=":", lw=1)
-    ax.annotate(f"one wave = {bpw} blocks", (bpw, 75), fontsize=8, color="#7570b3", xytext=(-4, 0),
+    ax.annotate(f"one wave = {bpw} blocks", (bpw, 75), fontsize=9, color="#7570b3", xytext=(-4, 0),
                 textcoords="offset points", ha="right")
     if mark:
         mark_chosen(ax, *mark)
@@ -133,7 +136,7 @@ def achieved_vs_grid(data, mark: tuple[float, float] | None = None):
     ax.set_xlabel(f"grid (blocks of {cases[0].block} threads), stream_read<4, 4>")
     ax.set_ylabel("percent")
     ax.set_ylim(0, 105)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(0.0, 0.6))   # clear of the 100 % line
     ax.grid(alpha=0.3)
     ax.set_title("Occupancy is a property of the launch: the grid has to supply the blocks", fontsize=10)
     fig.tight_layout()

@@ -8,7 +8,7 @@ from launchlab.sections.s02_width import rmsnorm
 
 
 def bench_rms() -> None:
-    print("§2 RMS norm, 327 launches per CUDA graph, per-launch us (one build; ABBA per width)")
+    print("§2 RMS norm, 327 launches per CUDA graph, per-launch µs (one build; ABBA per width)")
     for n in rmsnorm.WIDTHS:
         b = rms_norm.Bench(n)
         res = rmsnorm.abba(b)
@@ -16,4 +16,4 @@ def bench_rms() -> None:
         wide = statistics.median(res.medians("B"))
         print(f"n={n}:  " + "  ".join(f"{o}:{t.median:.3f}" for o, t in zip(res.order, res.results)))
         print(f"        widened/original = {res.ratio():.3f} ({1 - res.ratio():+.1%} time);  "
-              f"CuPy array ops {cu.median:.3f} us = {cu.median / wide:.2f}x the widened kernel")
+              f"CuPy array ops {cu.median:.3f} µs = {cu.median / wide:.2f}x the widened kernel")

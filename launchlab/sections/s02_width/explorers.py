@@ -27,11 +27,11 @@ class RMSExplorer(Explorer):
 
     def text(self, r: dict) -> str:
         return (f"width {r['n']}: original 128 threads ({r['original_in_flight']} B per load of x, one per "
-                f"thread) -> {r['original_us']:.3f} us;  {r['wide_expr']} at block {r['block']} "
-                f"({r['wide_in_flight'] / 1024:g} KiB per load) -> {r['wide_us']:.3f} us  "
+                f"thread) -> {r['original_us']:.3f} µs;  {r['wide_expr']} at block {r['block']} "
+                f"({r['wide_in_flight'] / 1024:g} KiB per load) -> {r['wide_us']:.3f} µs  "
                 f"({r['original_us'] / r['wide_us']:.2f}x; hot L2; {r['source']})\n"
                 f"calculator: one block of {r['warps']} warps on 1 of 132 SMs ({100 * r['warps'] / (132 * 64):.2f}% "
-                f"of the GPU's warp slots); floor {r['floor_us']:.3f} us (x and w read, y written, at "
+                f"of the GPU's warp slots); floor {r['floor_us']:.3f} µs (x and w read, y written, at "
                 f"{self.ceiling_tbs:.2f} TB/s): one row is latency, not bandwidth")
 
     def controls(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from launchlab.core.figure import mark_chosen
 from launchlab.sections.s02_width import accuracy, frontier
@@ -21,10 +22,10 @@ def rms_times(rec, widths):
                yerr=[[v.median - v.min for v in t], [v.max - v.median for v in t]], capsize=2)
     ax.set_xticks(x, [str(n) for n in widths])
     ax.set_xlabel("row width (hidden size)")
-    ax.set_ylabel("us per norm (327 per CUDA graph)")
+    ax.set_ylabel("µs per norm (327 per CUDA graph)")
     ax.set_title("RMS norm, one row per launch: median with min..max over reps")
     ax.set_ylim(0, max(rec.times(n).cupy.max for n in widths) * 1.45)
-    ax.legend(fontsize=8, loc="upper left", ncol=2)
+    ax.legend(fontsize=9, loc="upper left", ncol=2)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
@@ -40,8 +41,8 @@ def rms_blocks(t, mark: tuple[float, float] | None = None):
         mark_chosen(ax, *mark)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(f"block size of the widened apply (width {t.n})")
-    ax.set_ylabel("us per norm (hot L2)")
-    ax.legend(fontsize=8)
+    ax.set_ylabel("µs per norm (hot L2)")
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -54,12 +55,12 @@ def frontier_model(saving_ms: float, rounds, gate: float = 0.02):
     ax.axhline(100 * gate, color="k", ls="--", lw=1, label=f"significance gate ({gate:.0%})")
     for r in rounds:
         ax.plot([1000 / r.main_tok_s], [100 * r.over_frontier], "o", color="#d95f02")
-        ax.annotate(f"#71 round {r.round}", (1000 / r.main_tok_s, 100 * r.over_frontier), fontsize=8,
+        ax.annotate(f"#71 round {r.round}", (1000 / r.main_tok_s, 100 * r.over_frontier), fontsize=9,
                     xytext=(4, 4), textcoords="offset points")
     ax.set_xlabel("main's time per token (ms): the frontier gets faster to the left")
     ax.set_ylabel("gain over the frontier (%)")
     ax.set_title("The same diff, measured against a moving main")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -69,25 +70,26 @@ def pdl_timeline(data: "pdlchain.PDLData"):
     """The chain of widened norms, one row per launch, three chains side by side: block 0 from entry to the
     end of its wait (light) and from there to its last store (dark). With PDL each launch enters before its
     predecessor finishes; the opted-out launch enters only after."""
-    fig, axes = plt.subplots(1, len(data.timelines), figsize=(11, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, len(data.timelines), figsize=(9, 4.4), sharey=True)
     for ax, t in zip(axes, data.timelines):
         for i, (e, w, f) in enumerate(zip(t.entered, t.waited, t.finished)):
             out = i == t.opted_out
             ax.barh(i, (w - e) / 1e3, left=e / 1e3, height=0.8, color="#d95f02" if out else "#9ecae1")
             ax.barh(i, (f - w) / 1e3, left=w / 1e3, height=0.8, color="#a63603" if out else "#08519c")
-        ax.set_title(f"{t.name}\n{t.per_launch_ns / 1e3:.2f} us per launch, typical gap {t.typical_gap_ns() / 1e3:+.2f} us",
+        ax.set_title(f"{t.name}\n{t.per_launch_ns / 1e3:.2f} µs per launch, typical gap {t.typical_gap_ns() / 1e3:+.2f} µs",
                      fontsize=9)
-        ax.set_xlabel("time from the first launch's entry (us)")
+        ax.set_xlabel("time from the first entry (µs)")
+        ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.grid(alpha=0.3, axis="x")
     axes[0].set_ylabel("launch in the chain")
     axes[0].invert_yaxis()
     fig.legend(handles=[Patch(color="#9ecae1", label="entered, waiting (griddepcontrol.wait)"),
                         Patch(color="#08519c", label="working"),
                         Patch(color="#d95f02", label="the opted-out launch: waiting / working")],
-               loc="lower center", ncol=3, fontsize=8, frameon=False)
+               loc="lower center", ncol=3, fontsize=9, frameon=False)
     fig.suptitle(f"{len(data.timelines[0].entered)} widened norms (n = {data.n:,}) in one CUDA graph, block 0's "
                  "%globaltimer stamps, one replay", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95), w_pad=2.6)
     return fig
 
 
@@ -96,18 +98,28 @@ def kl_positions(data: "accuracy.AccuracyData", ctx: int, floor: float = 1e-7):
     position is drawn on the floor line, labelled as such (its KL is exactly 0)."""
     fig, ax = plt.subplots(figsize=(9, 4.2))
     arms = [a for a in data.arms if a.ctx == ctx and a.arm != "main again"]
-    styles = ["o-", "s-", "^-", "v-", "D-", "x-", "+-"]
-    for a, st in zip(arms, styles):
+    same = [a.arm for a in arms if a.bytes_identical]
+    styles = ["s-", "^-", "o-", "v-", "D-", "x-", "+-"]
+    drawn = [a for a in arms if not a.bytes_identical]
+    zero_somewhere = any(k == 0 for a in drawn for k in a.kl)
+    for a, st in zip(drawn, styles):
         y = [max(k, floor) for k in a.kl]
-        label = f"{a.arm}: mean {a.mean_kl:.2e}, top-1 {a.top1_rate:.2f}" if not a.bytes_identical else \
-            f"{a.arm}: KL 0, bytes identical"
-        ax.plot(range(len(y)), y, st, ms=3.5, lw=1, label=label, alpha=0.85)
-    ax.axhline(floor, color="grey", lw=0.8, ls=":")
-    ax.text(0, floor * 1.4, "KL exactly 0 (logits byte-identical to main's) is drawn here", fontsize=8, color="grey")
+        ax.plot(range(len(y)), y, st, ms=3.5, lw=1, alpha=0.85,
+                label=f"{a.arm}: mean {a.mean_kl:.2e}, top-1 {a.top1_rate:.2f}")
+    if zero_somewhere:
+        ax.axhline(floor, color="grey", lw=0.8, ls=":")
+        ax.text(0, floor * 1.4, "a position where the logits are byte-identical (KL exactly 0) is drawn here",
+                fontsize=9, color="grey")
+    if same:                                           # every position identical: listed, not drawn on a floor
+        ax.text(0.01, 0.03, "byte-identical to main at every position (KL exactly 0):\n" + ", ".join(same),
+                transform=ax.transAxes, fontsize=9, va="bottom", color="0.25",
+                bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7", lw=0.6))
     ax.set_yscale("log")
+    lo = min([k for a in drawn for k in a.kl if k > 0] or [floor])
+    ax.set_ylim(bottom=(floor if zero_somewhere else lo) / 30)
     ax.set_xlabel(f"position after ctx {ctx:,} (teacher-forced with main's tokens)")
     ax.set_ylabel("KL(main || arm), nats")
     ax.set_title(f"Accuracy against main on the {data.layers}-layer step, ctx {ctx:,}")
-    ax.legend(fontsize=7, loc="center right")
+    ax.legend(fontsize=9, loc="center right")
     ax.grid(alpha=0.3, which="both")
     return fig

@@ -8,7 +8,7 @@ from launchlab.sections.s03_starvation import kda
 
 
 def bench_kda() -> None:
-    print("§3 KDA decode step, K = V = 128, per step in a CUDA graph of 100 (us); one build, ABBA")
+    print("§3 KDA decode step, K = V = 128, per step in a CUDA graph of 100 (µs); one build, ABBA")
     for h in (12, 96):
         b = kda_decode.Bench(h)
         res = kda.abba(b)
@@ -18,6 +18,6 @@ def bench_kda() -> None:
             f = kda.fla_peer(h)
             fla_us = statistics.median(f.timing.reps_us)
             tiled = statistics.median(res.medians("B"))
-            print(f"        FLA fused_recurrent_kda {fla_us:.3f} us; ours/FLA = {tiled / fla_us:.2f}")
+            print(f"        FLA fused_recurrent_kda {fla_us:.3f} µs; ours/FLA = {tiled / fla_us:.2f}")
         except Exception as e:  # noqa: BLE001
             print(f"        FLA not measured: {type(e).__name__}: {e}")

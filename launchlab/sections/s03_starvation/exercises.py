@@ -12,11 +12,11 @@ register(Exercise(
     "03.floor_main", "main's floor in microseconds: its bytes per launch over the copy ceiling",
     lambda d, ceiling_tbs: d.main.bytes / (ceiling_tbs * 1e12) * 1e6,
     lambda d, ceiling_tbs: f"{d.main.bytes:,} B / {ceiling_tbs:.2f} TB/s = "
-                           f"{d.main.bytes / (ceiling_tbs * 1e12) * 1e6:.3f} us: four trips of the 768 KiB state "
+                           f"{d.main.bytes / (ceiling_tbs * 1e12) * 1e6:.3f} µs: four trips of the 768 KiB state "
                            f"(read, stage, re-read, write) plus the per-head vectors, at the rate a copy gets.",
     rel_tol=0.03,
     recorded=lambda: (kda.recorded(), bandwidth.CEILING.recorded().tbs),
-    shown_by=(r"floor\s+0\.\d+ us",)))
+    shown_by=(r"floor\s+0\.\d+ µs",)))
 
 _VERDICT_CASE = dict(bytes_moved=8.0e6, reps=[40.0 + 0.1 * ((7 * i) % 10) for i in range(20)], tbs=4.0,
                      geometry=diagnosis.Geometry(24, 132, 8))
@@ -28,7 +28,7 @@ def _verdict():
 
 
 register(Exercise(
-    "03.verdict", "a kernel moves 8 MB in a median 40.4 us (20 reps within 1 us of each other) on a 4 TB/s "
+    "03.verdict", "a kernel moves 8 MB in a median 40.4 µs (20 reps within 1 µs of each other) on a 4 TB/s "
                   "device, with 24 blocks on 132 SMs: 'starvation', 'contention', 'bandwidth-bound' or "
                   "'arithmetic-bound'",
     lambda: _verdict().verdict,
@@ -39,7 +39,7 @@ register(Exercise(
     "03.tiles_speedup", "predict how many times faster main's kernel gets (cold) when BV = 32 takes its grid from "
                         "12 to 48 blocks, with the bytes unchanged",
     lambda d: d.main.cold.median / d.rung("walk", kda_decode.BV_TILED, "store").cold.median,
-    lambda d: (lambda t: f"measured {d.main.cold.median:.1f} -> {t:.1f} us = {d.main.cold.median / t:.2f}x. Each "
+    lambda d: (lambda t: f"measured {d.main.cold.median:.1f} -> {t:.1f} µs = {d.main.cold.median / t:.2f}x. Each "
                          f"warp walks 8 columns instead of 32, so its chain is 4x shorter; what every block still "
                          f"does once (load q, k, g, take exp(g), launch) keeps it under 4x.")(
         d.rung("walk", kda_decode.BV_TILED, "store").cold.median),

@@ -31,14 +31,14 @@ class KDAExplorer(Explorer):
                 "wave_pct": 100 * g.share_slots, "floor_us": floor, "cold_us": cold.median if cold else None}
 
     def text(self, r: dict) -> str:
-        cold = (f"; recorded cold {r['cold_us']:.2f} us = {r['cold_us'] / r['floor_us']:.1f}x the floor"
+        cold = (f"; recorded cold {r['cold_us']:.2f} µs = {r['cold_us'] / r['floor_us']:.1f}x the floor"
                 if r["cold_us"] else "")
         return (f"tp={r['tp']}: {r['n_head']} heads, {r['body']} body, BV={r['bv']} ({r['mode']}): grid "
                 f"{r['grid'][0]} x {r['grid'][1]} = {r['blocks']} blocks of {r['block']} threads, {r['cols']} "
-                f"columns per warp, {r['sms']} SMs with work ({r['pct']:.0f}%) -> {r['us']:.3f} us per step "
+                f"columns per warp, {r['sms']} SMs with work ({r['pct']:.0f}%) -> {r['us']:.3f} µs per step "
                 f"(graph, hot L2; {r['source']})\n"
                 f"calculator: {r['blocks_per_sm']} blocks/SM, so the grid fills {r['wave_pct']:.1f}% of one wave; "
-                f"floor {r['floor_us']:.2f} us (bytes / {self.ceiling_tbs:.2f} TB/s){cold}")
+                f"floor {r['floor_us']:.2f} µs (bytes / {self.ceiling_tbs:.2f} TB/s){cold}")
 
     def controls(self):
         import ipywidgets as w

@@ -12,7 +12,7 @@ from launchlab.sections.s03_starvation import kda
 def kda_contention(alone, contended):
     """The same step alone and beside a streaming read, on one linear axis clipped at the 99th percentile of
     the contended reps (the reps beyond it are counted in the legend, not hidden)."""
-    fig, ax = plt.subplots(figsize=(8, 3.4))
+    fig, ax = plt.subplots(figsize=(8, 4.2))
     hi = float(np.percentile(contended.reps_us, 99)) * 1.02
     lo = min(alone.min, contended.min) * 0.98
     bins = np.linspace(lo, hi, 80)
@@ -20,13 +20,13 @@ def kda_contention(alone, contended):
         r = np.asarray(t.reps_us)
         beyond = int(np.sum(r > hi))
         ax.hist(np.clip(r, lo, hi), bins=bins, alpha=0.75, color=c,
-                label=f"{name}: median {t.median:.2f} us, robust spread {diagnosis.robust_spread(r):.1%}, "
-                      f"p99 {np.percentile(r, 99):.2f} us" + (f", {beyond} rep(s) beyond {hi:.1f} us "
+                label=f"{name}: median {t.median:.2f} µs, robust spread {diagnosis.robust_spread(r):.1%},\n"
+                      f"p99 {np.percentile(r, 99):.2f} µs" + (f", {beyond} rep(s) beyond {hi:.1f} µs "
                                                              f"(max {r.max():.0f})" if beyond else ""))
-    ax.set_xlabel(f"time of one decode step (us, CUDA events per launch, {alone.l2} L2; linear)")
+    ax.set_xlabel(f"time of one decode step (µs, CUDA events per launch, {alone.l2} L2; linear)")
     ax.set_ylabel("reps")
-    ax.set_title("Alone the step repeats tightly; beside other work it shifts and spreads")
-    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title("Alone: tight. Beside other work: shifted and spread")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -41,16 +41,16 @@ def kda_bv(data: "kda.KDAData", tp: int, body: str = "tuned", mark: tuple[float,
         ax.plot(bvs, [p.timing.median for p in pts], "o-", color=c, label=lab)
         if m == "rn":       # both modes launch the same grid: label the blocks once, below the lower line
             for p in pts:
-                ax.annotate(f"{p.blocks}", (p.bv, p.timing.median), fontsize=7, xytext=(4, -10),
+                ax.annotate(f"{p.blocks}", (p.bv, p.timing.median), fontsize=9, xytext=(4, -10),
                             textcoords="offset points", color="0.3")
     if mark:
         mark_chosen(ax, *mark)
     ax.set_xscale("log", base=2)
     ax.set_xticks(bvs, [str(b) for b in bvs])
     ax.set_xlabel(f"BV (value tile); numbers: blocks in the grid at tp={tp}, {kda.HEADS_TP[tp]} heads")
-    ax.set_ylabel(f"us per step ({body}, hot L2)")
+    ax.set_ylabel(f"µs per step ({body}, hot L2)")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=9, loc="lower left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -70,12 +70,12 @@ def achieved_by_launch(data, cases):
         bars = ax.bar(x + (k - 1.5) * w, vals, w, color=col, label=lab)
         for b, v in zip(bars, vals):
             if np.isfinite(v):
-                ax.annotate(f"{v:.0f}", (b.get_x() + b.get_width() / 2, v), ha="center", fontsize=7,
+                ax.annotate(f"{v:.0f}", (b.get_x() + b.get_width() / 2, v), ha="center", fontsize=9,
                             xytext=(0, 2), textcoords="offset points")
     ax.set_xticks(x, [f"{c.name}\n{c.grid} x {c.block}" for c in cases])
     ax.set_ylabel("percent")
     ax.set_ylim(0, 130)
-    ax.legend(fontsize=7, ncol=4, loc="upper center", framealpha=1)
+    ax.legend(fontsize=9, ncol=4, loc="upper center", framealpha=1)
     ax.grid(axis="y", alpha=0.3)
     ax.set_title("What each launch could hold, and what it held", fontsize=10)
     fig.tight_layout()

@@ -50,7 +50,7 @@ class MLAExplorer(Explorer):
 
     def text(self, r: dict) -> str:
         sp, hard, p = r["split"], r["hard"], r["plan"]
-        measured = f"{r['us']:.1f} us ({r['source']})" if r["us"] is not None else r["source"]
+        measured = f"{r['us']:.1f} µs ({r['source']})" if r["us"] is not None else r["source"]
         return (f"ctx {r['ctx']:,}, tp={r['tp']} ({r['heads']} heads = {sp.head_tiles} head tile(s)), "
                 f"kMlaBlocksPerSm = {r['k']}: target {r['k']} x {sp.sm_count} = {sp.target_blocks} blocks\n"
                 f"derived: slice {sp.slice_tokens:,} tokens -> {sp.splits} splits -> grid {sp.grid} blocks "
@@ -60,7 +60,7 @@ class MLAExplorer(Explorer):
                 f"({p.blocks_per_sm * sp.sm_count} slots)"
                 + (f" -- the target asks for {r['k']} per SM, more than fit: the excess waits for a second round"
                    if r["k"] > p.blocks_per_sm else "") + "\n"
-                f"slot model: {r['predicted']:.1f} us (fitted at ctx 131,072)   measured: {measured}")
+                f"slot model: {r['predicted']:.1f} µs (fitted at ctx 131,072)   measured: {measured}")
 
     def controls(self):
         import ipywidgets as w

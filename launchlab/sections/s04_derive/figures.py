@@ -23,24 +23,26 @@ def mla_sweep(data: "derive.MLAData", model: "derive.SlotModel", mark: tuple[flo
             label=f"slot model, fitted at 132 and 264 ({model.slots} slots)")
     floor = mla.floors(data.ctx, copy_tbs=data.copy_tbs).memory_us
     ax.axhline(floor, color="#d95f02", lw=1, ls=":")
-    ax.annotate(f"memory floor {floor:.1f} us (151 MB at {data.copy_tbs:.2f} TB/s)", (600, floor), ha="right",
-                xytext=(0, 4), textcoords="offset points", fontsize=8, color="#d95f02")
+    ax.annotate(f"memory floor {floor:.1f} µs (151 MB at {data.copy_tbs:.2f} TB/s)", (600, floor), ha="right",
+                xytext=(0, 4), textcoords="offset points", fontsize=9, color="#d95f02")
     for g in (132, 264, 528):
         ax.axvline(g, color="0.8", lw=1)
-        ax.annotate(f"{g}", (g, ax.get_ylim()[1] if False else 0), fontsize=7, color="0.4", xytext=(2, 2),
+        ax.annotate(f"{g}", (g, ax.get_ylim()[1] if False else 0), fontsize=9, color="0.4", xytext=(2, 2),
                     textcoords="offset points")
-    for g, lab in ((128, "hardcoded\n128"), (256, "derived\n256")):
-        a = next(p for p in pts if p.grid == g)
-        ax.annotate(lab, (g, a.us), xytext=(0, 12), textcoords="offset points", ha="center", fontsize=8,
-                    arrowprops=dict(arrowstyle="-", color="0.5", lw=0.6))
+    for g, lab in ((128, "hardcoded: 128"), (256, "derived: 256")):
+        a = next(p for p in pts if p.grid == g)       # the label under the curves, above the floor, an arrow up
+        ax.annotate(lab, (g, a.us), xytext=(g, floor + 0.35 * (a.us - floor)), textcoords="data", ha="center",
+                    va="center", fontsize=9, bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="0.7", lw=0.6),
+                    arrowprops=dict(arrowstyle="->", color="0.4", lw=0.8))
     if mark:
         mark_chosen(ax, *mark)
     ax.set_xlabel("split blocks in the grid (16 heads, batch 1: grid = splits)")
-    ax.set_ylabel("us per decode (split + combine), cold")
+    ax.set_ylabel("µs per decode (split + combine), cold")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right")
-    ax.set_title(f"MLA decode at ctx {data.ctx:,}: steps at 132 and 264 blocks (one and two per SM)", fontsize=10)
+    ax.legend(fontsize=9, loc="upper right")
+    ax.set_title(f"MLA decode at ctx {data.ctx:,}: the step is past 264 blocks (two per SM), none at 132",
+                 fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -53,18 +55,21 @@ def mla_tp(data: "derive.MLAData"):
         arms = [data.tp_arm(t, fl) for t in tps]
         ax.plot(tps, [a.us for a in arms], "o-", color=c, label=f"{fl} slice floor")
         for t, a in zip(tps, arms):
-            ax.annotate(f"{a.grid}", (t, a.us), xytext=(4, -10 if fl == "derived" else 5), textcoords="offset points",
-                        fontsize=7, color=c)
+            ax.annotate(f"{a.grid}", (t, a.us), xytext=(8, -14 if fl == "derived" else 6),
+                        textcoords="offset points", fontsize=9, color=c)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     from matplotlib.ticker import NullFormatter, ScalarFormatter
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_yticks([50, 100, 200, 300])
+    every = [data.tp_arm(t, fl).us for t in tps for fl in ("hardcoded", "derived")]
+    ax.set_ylim(min(every) / 1.35, max(every) * 1.35)        # room for the block counts above and below
+    ax.set_xlim(0.8, 11)
     ax.set_xticks(tps, [f"tp={t}\n{derive.HEADS_TP[t]} heads" for t in tps])
-    ax.set_ylabel("us per decode, cold (log)")
+    ax.set_ylabel("µs per decode, cold (log)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9, loc="upper right")
     ax.set_title("The pinned floor strands the grid only once sharding leaves one head tile\n(numbers: blocks)",
                  fontsize=10)
     fig.tight_layout()
@@ -90,15 +95,15 @@ def mla_explore(model: "derive.SlotModel", ctx: int, heads: int, derived, hardco
     dy = us if us is not None else model.predict(derived.grid, derived.slice_tokens)
     mark_chosen(ax, derived.grid, dy)
     ax.annotate(f"derived, target {derived.blocks_per_sm}/SM: {derived.grid} blocks", (derived.grid, dy),
-                xytext=(6, 8), textcoords="offset points", fontsize=8)
+                xytext=(6, 8), textcoords="offset points", fontsize=9)
     for g in (model.sm_count, model.slots, 2 * model.slots):
         ax.axvline(g, color="0.85", lw=1)
     ax.set_xlabel("split blocks in the grid (splits x head tiles)")
-    ax.set_ylabel("us per decode")
+    ax.set_ylabel("µs per decode")
     ax.set_xlim(0, max(xs[-1], derived.grid, hx) * 1.05)
     hy = model.predict(hx, hardcoded.slice_tokens)
     ax.set_ylim(0, 2.2 * max(dy, hy, min(ys)))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=9, loc="upper right")
     fig.tight_layout()
     return fig

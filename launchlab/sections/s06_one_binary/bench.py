@@ -95,7 +95,7 @@ def bench_host(launches: int = 2000, reps: int = 5, ctx: int = onebinary.SHORT_C
     base = statistics.median(per["CuPy RawKernel call"])
     print(f"host time per launch, {launches} launches of a 1-block kernel per rep, {reps} reps interleaved (median)")
     for name, xs in per.items():
-        print(f"  {name:<32} {statistics.median(xs):6.2f} us  ({statistics.median(xs) / base:4.2f}x CuPy's call; "
+        print(f"  {name:<32} {statistics.median(xs):6.2f} µs  ({statistics.median(xs) / base:4.2f}x CuPy's call; "
               f"reps {min(xs):.2f}-{max(xs):.2f})")
     m = decode.build(decode.Config(), ctx=ctx, extra=reps + 2)
     nl = len(m.launches(ctx))
@@ -108,5 +108,5 @@ def bench_host(launches: int = 2000, reps: int = 5, ctx: int = onebinary.SHORT_C
     cp.cuda.Device().synchronize()
     g = onebinary.eval_step(m, tokens=4, reps=3)
     print(f"eager decode step, ctx {ctx:,}: {nl} launches, host {statistics.median(host):.1f} ms per step "
-          f"({statistics.median(host) / nl * 1e3:.1f} us per launch, cuBLAS's included); the same step from a CUDA "
+          f"({statistics.median(host) / nl * 1e3:.1f} µs per launch, cuBLAS's included); the same step from a CUDA "
           f"graph {g.ms_per_token:.3f} ms per token (hot): eager is {statistics.median(host) / g.ms_per_token:.1f}x")

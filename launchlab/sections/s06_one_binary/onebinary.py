@@ -417,15 +417,18 @@ def arm_diff_table(d: OneBinaryData) -> str:
 
 def gates_table(d: OneBinaryData) -> str:
     """Each gate's ABBA (A = the fixed defaults, B = that gate at main's value), per rep, in the order run."""
-    out = [f"{'gate':<30} {'reps in order, ms/token':<62} {'main - fixed':>12} {'gap/spread':>10}"]
+    import textwrap
+    width = max(len(g.abba.order) for g in [d.eval] + d.gates) * 8
+    out = [f"{'gate (LAUNCHLAB_...)':<22} {'reps in order, ms/token':<{width}} {'main - fixed':>12} {'gap/spread':>10}"]
     for g in [d.eval] + d.gates:
-        name = "all (main preset vs fixed)" if g.gate == "preset" else f"{gates.PREFIX}{g.gate}={g.main}"
-        reps = "  ".join(f"{'F' if o == 'A' else 'M'} {t.median / 1e3:.3f}" for o, t in zip(g.abba.order, g.abba.results))
-        out.append(f"{name:<30} {reps:<62} {g.cost_ms:>+9.3f} ms {abs(g.cost_ms) / g.spread_ms:>10.1f}")
+        name = "all: main vs fixed" if g.gate == "preset" else f"{g.gate}={g.main}"
+        reps = " ".join(f"{'F' if o == 'A' else 'M'}{t.median / 1e3:.3f}" for o, t in zip(g.abba.order, g.abba.results))
+        out.append(f"{name:<22} {reps:<{width}} {g.cost_ms:>+9.3f} ms {abs(g.cost_ms) / g.spread_ms:>10.1f}")
     singles = sum(g.cost_ms for g in d.gates)
-    out.append("F = fixed arm, M = main's arm; each rep is the median of 3 replays of an "
-               f"{d.eval.abba.results[0].launches_per_rep}-token graph at ctx {d.ctx:,}; spread = the wider arm's "
-               "max - min over its reps")
+    out += textwrap.wrap("F = fixed arm, M = main's arm; each rep is the median of "
+                         f"{d.eval.abba.results[0].n} replays of an "
+                         f"{d.eval.abba.results[0].launches_per_rep}-token graph at ctx {d.ctx:,}; spread = the wider "
+                         "arm's max - min over its reps", 108)
     out.append(f"the five gates one at a time add up to {singles:+.3f} ms; all at once: {d.eval.cost_ms:+.3f} ms")
     return "\n".join(out)
 

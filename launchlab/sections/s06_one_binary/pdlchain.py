@@ -19,6 +19,8 @@ launch infrastructure gives back what it gains. This door measures each part of 
 """
 from __future__ import annotations
 
+import textwrap
+
 import statistics
 from dataclasses import dataclass, field
 
@@ -234,22 +236,22 @@ recorded = DOOR.recorded
 
 # ------------------------------------------------------------------ what the notebooks print
 def norm_table(d: PDLData) -> str:
-    out = [f"{'kernel (n = 7,168, hot L2)':<28} {'block':>5} {'plain us/launch':>15} {'PDL us/launch':>13} "
+    out = [f"{'kernel (n = 7,168, hot L2)':<28} {'block':>5} {'plain µs/launch':>15} {'PDL µs/launch':>13} "
            f"{'faster':>7} {'time saved':>10} {'spread':>7}"]
     for c in d.norm:
         out.append(f"{c.expr:<28} {c.block:>5} {c.plain_us:>15.3f} {c.pdl_us:>13.3f} {c.gain_pct:>6.1f}% "
                    f"{c.saved_pct:>9.1f}% {c.spread_us:>7.3f}")
     out.append(f"{d.norm[0].launches} launches in one CUDA graph, ABBA over {len(d.norm[0].order) // 2} pairs; each rep "
-               "is the median of 10 replays; spread = the wider arm's max - min over its reps (us)")
+               "is the median of 10 replays; spread = the wider arm's max - min over its reps (µs)")
     return "\n".join(out)
 
 
 def timeline_table(d: PDLData) -> str:
     out = [f"{'chain':<26} {'per launch':>10} {'typical gap':>11} {'gap before / after the opted-out launch':>40}"]
     for t in d.timelines:
-        around = (f"{t.gaps_ns[t.opted_out - 1] / 1e3:+.2f} / {t.gaps_ns[t.opted_out] / 1e3:+.2f} us"
+        around = (f"{t.gaps_ns[t.opted_out - 1] / 1e3:+.2f} / {t.gaps_ns[t.opted_out] / 1e3:+.2f} µs"
                   if t.opted_out is not None else "-")
-        out.append(f"{t.name:<26} {t.per_launch_ns / 1e3:>8.2f}us {t.typical_gap_ns() / 1e3:>+9.2f}us {around:>40}")
+        out.append(f"{t.name:<26} {t.per_launch_ns / 1e3:>8.2f}µs {t.typical_gap_ns() / 1e3:>+9.2f}µs {around:>40}")
     out.append("gap = the next launch's block entered minus this launch's block finished (%globaltimer, ns); "
                "negative: the next one was already resident, waiting")
     return "\n".join(out)
@@ -259,13 +261,15 @@ def step_table(d: PDLData) -> str:
     rows = [("PDL on (A) vs off (B)", d.run("step")), ("on path (A) vs norm opted out (B)", d.run("opt_out")),
             ("widened norm (A) vs 128-thread (B)", d.run("norm_win"))]
     out = [f"{'fixed preset, ctx ' + format(d.ctx, ','):<36} {'A ms/token':>10} {'B ms/token':>10} {'B - A':>10} "
-           f"{'spread':>7}  reps in order (ms/token)"]
+           f"{'spread':>7}"]
     for name, r in rows:
         reps = " ".join(f"{o}{t.median / 1e3:.3f}" for o, t in zip(r.abba.order, r.abba.results))
-        out.append(f"{name:<36} {r.fixed_ms:>10.3f} {r.main_ms:>10.3f} {1e3 * r.cost_ms:>+8.1f}us "
-                   f"{1e3 * r.spread_ms:>5.1f}us  {reps}")
-    out.append(f"each rep: the median of 3 replays of an {onebinary.EVAL_TOKENS}-token graph, cold weights; "
-               "spread = the wider arm's max - min over its reps")
+        out.append(f"{name:<36} {r.fixed_ms:>10.3f} {r.main_ms:>10.3f} {1e3 * r.cost_ms:>+8.1f}µs "
+                   f"{1e3 * r.spread_ms:>5.1f}µs")
+        out.append(f"{'':<4}reps in order, ms/token: {reps}")
+    out += textwrap.wrap(f"each rep: the median of {rows[0][1].abba.results[0].n} replays of an "
+                         f"{onebinary.EVAL_TOKENS}-token graph, cold weights; spread = the wider arm's max - min over "
+                         "its reps", 108)
     return "\n".join(out)
 
 
@@ -281,11 +285,11 @@ def verdict(d: PDLData) -> str:
     """What the path is worth on the step, and what the norms opting out give back against their own win."""
     r = d.run("step")
     return "\n".join([
-        f"PDL on the whole step: {d.step_gain_pct:+.1f} % tok/s ({1e3 * r.cost_ms:.0f} us per token, "
+        f"PDL on the whole step: {d.step_gain_pct:+.1f} % tok/s ({1e3 * r.cost_ms:.0f} µs per token, "
         f"{abs(r.cost_ms) / r.spread_ms:.0f}x the spread of the reps)",
-        f"the 327 norms opting out give back {d.opt_out_cost_us:.0f} us per token "
+        f"the 327 norms opting out give back {d.opt_out_cost_us:.0f} µs per token "
         f"({d.opt_out_cost_us / (1e3 * d.run('opt_out').spread_ms):.0f}x the spread): "
-        f"{d.opt_out_cost_us / d.norm_win_us:.0%} of the {d.norm_win_us:.0f} us per token their widening wins"])
+        f"{d.opt_out_cost_us / d.norm_win_us:.0%} of the {d.norm_win_us:.0f} µs per token their widening wins"])
 
 
 def headline_02(d: PDLData) -> dict:

@@ -203,23 +203,30 @@ def graph_ms_per_token(model: "decode.Model", positions: list[int], reps: int = 
 
 
 def table(p: Profile, top: int | None = 12) -> str:
-    """The profile as text: the rows by time per token (the `top` first), then the totals and the checks."""
-    head = (f"{'role':<15} {'kernel':<28} {'grid':>9} {'block':>5} {'SMs':>4} {'regs':>4} {'smem B':>7} "
-            f"{'occ %':>5} {'limiter':<22} {'calls':>5} {'us/call':>8} {'spread':>6} {'ms/token':>8} {'share':>6}")
-    out = [head]
-    for r in p.rows[:top]:
+    """The profile as text, in two tables no wider than 110 columns: where each role's launch lands (kernel,
+    geometry, resources, occupancy and its limiter), then what it costs (calls, µs per call and its spread, ms per
+    token, share), the rows by time per token (the `top` first); then the totals and the checks."""
+    import textwrap
+    rows = p.rows[:top]
+    out = [f"{'role':<15} {'kernel':<26} {'grid':>9} {'block':>5} {'SMs':>4} {'regs':>4} {'smem B':>7} "
+           f"{'occ %':>5}  limiter"]
+    for r in rows:
         grid = "x".join(str(g) for g in r.grid) if r.grid else "cuBLAS"
-        out.append(f"{r.role:<15} {r.kernel.split(':', 1)[1][:28]:<28} {grid:>9} {r.block or '':>5} "
+        out.append(f"{r.role:<15} {r.kernel.split(':', 1)[1][:26]:<26} {grid:>9} {r.block or '':>5} "
                    f"{r.sms_with_work if r.sms_with_work is not None else '':>4} "
                    f"{r.registers if r.registers is not None else '':>4} {r.smem if r.smem is not None else '':>7} "
-                   f"{'' if r.occupancy_pct is None else f'{r.occupancy_pct:.0f}':>5} {r.limiter[:22]:<22} "
-                   f"{r.calls:>5} {r.us_per_call:>8.2f} {r.spread_pct:>5.1f}% {r.us_per_token / 1e3:>8.3f} "
-                   f"{r.share(p.sum_us):>6.1%}")
+                   f"{'' if r.occupancy_pct is None else f'{r.occupancy_pct:.0f}':>5}  {r.limiter[:26]}")
+    out.append("")
+    out.append(f"{'role':<15} {'calls':>5} {'µs/call':>8} {'spread':>7} {'ms/token':>9} {'share':>6}")
+    for r in rows:
+        out.append(f"{r.role:<15} {r.calls:>5} {r.us_per_call:>8.2f} {r.spread_pct:>6.1f}% "
+                   f"{r.us_per_token / 1e3:>9.3f} {r.share(p.sum_us):>6.1%}")
     if top is not None and len(p.rows) > top:
         rest = p.rows[top:]
         out.append(f"... {len(rest)} more rows, {sum(r.calls for r in rest)} launches, "
                    f"{sum(r.us_per_token for r in rest) / 1e3:.3f} ms/token")
-    out.append(f"{p.launches:,} launches per token ({p.norms()} RMS norms); sum of the rows {p.sum_us / 1e3:.3f} ms vs "
-               f"the step graph-timed without marks {p.step_us / 1e3:.3f} ms: {p.agreement:+.1%} "
-               f"(timing event {p.event_cost_us:.2f} us subtracted per launch; {p.reps} replays)")
+    out += textwrap.wrap(f"{p.launches:,} launches per token ({p.norms()} RMS norms); sum of the rows "
+                         f"{p.sum_us / 1e3:.3f} ms vs the step graph-timed without marks {p.step_us / 1e3:.3f} ms: "
+                         f"{p.agreement:+.1%} (timing event {p.event_cost_us:.2f} µs subtracted per launch; "
+                         f"{p.reps} replays)", 108)
     return "\n".join(out)

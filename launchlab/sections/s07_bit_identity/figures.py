@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+
+from launchlab.core import figure as _style  # noqa: F401 - the course's figure style
 import numpy as np
 
 
@@ -14,20 +16,25 @@ def divergence(case, layers: int):
     for pos, _, _, _ in case.steps:
         d = case.per_position.get(str(pos), {})
         rows.append([d.get(f"hidden.L{i}", 0) / 7168 for i in range(layers)])
-    from matplotlib.colors import LogNorm
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    # discrete bins, so "none" (white), a few elements and nearly all of them read as different colours
+    bounds = [0.5 / 7168, 1e-3, 1e-2, 0.1, 0.5, 1.0]
+    cmap = ListedColormap(["#fee391", "#fdae61", "#f46d43", "#d73027", "#67000d"])
     arr = np.ma.masked_equal(np.array(rows), 0.0)               # identical: left white
-    im = ax.imshow(arr, aspect="auto", cmap="Oranges", norm=LogNorm(vmin=1 / 7168, vmax=1), interpolation="nearest")
+    im = ax.imshow(arr, aspect="auto", cmap=cmap, norm=BoundaryNorm(bounds, cmap.N), interpolation="nearest")
     for r, (pos, _, _, _) in enumerate(case.steps):
         d = case.per_position.get(str(pos), {})
         ks = [i for i in range(layers) if d.get(f"kda_out.L{i}", 0)]
         ax.plot(ks, [r] * len(ks), ".", color="#1b9e77", ms=4)
     ax.set_yticks(range(len(case.steps)),
-                  [f"pos {p:,}: next token {a} / {b}{'  (differ)' if a != b else ''}" for p, _, a, b in case.steps],
-                  fontsize=8)
+                  [f"{p:,}: {a} / {b}{' (differ)' if a != b else ''}" for p, _, a, b in case.steps], fontsize=9)
+    ax.set_ylabel("position: next token, both arms")
     ax.set_xlabel("layer (dots: a KDA layer's output differs)")
-    fig.colorbar(im, ax=ax, label="share of the residual stream\nthat differs (white: none)", fraction=0.03)
+    cb = fig.colorbar(im, ax=ax, fraction=0.04, ticks=bounds)
+    cb.ax.set_yticklabels(["1 element", "0.1 %", "1 %", "10 %", "50 %", "all"])
+    cb.set_label("share of the residual stream that differs\n(white: none)")
     first = case.first
-    ax.set_title(f"{case.name} at ctx {case.ctx:,}: first difference at position {first[0]:,}, {first[1]}, "
-                 f"element {first[2]}" if first else f"{case.name} at ctx {case.ctx:,}: identical", fontsize=9)
+    ax.set_title(f"{case.name} at ctx {case.ctx:,}: first difference at {first[0]:,}, {first[1]}"
+                 if first else f"{case.name} at ctx {case.ctx:,}: identical", fontsize=10)
     fig.tight_layout()
     return fig

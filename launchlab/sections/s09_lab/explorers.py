@@ -46,7 +46,8 @@ class LabSweep(Explorer):
                 f"(calculator {r['occ_pct']:.0f}% per SM)\n"
                 f"the whole step: {r['ms']:.3f} ms/token = {1e3 / r['ms']:.1f} tok/s under main "
                 f"({r['source']}); at main's geometry ({r['base_value']}): {r['base_ms']:.3f} ms, "
-                f"{100 * (r['base_ms'] / r['ms'] - 1):+.1f}% tok/s")
+                f"{100 * (r['base_ms'] / r['ms'] - 1):+.1f}% tok/s (this sweep's own runs, one launch changed "
+                f"under main; not 06's gate table, which changes a gate given the other fixes)")
 
     def controls(self):
         import ipywidgets as w

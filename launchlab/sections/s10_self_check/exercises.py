@@ -25,18 +25,24 @@ SELF_CHECK = Path(__file__).resolve().parent / "key.json"
 def _q1_why() -> str:
     k, c = kda.recorded(), bandwidth.CEILING.recorded()
     g = kda.diagnose_rung(k.main, c.tbs)
-    return (f"87 us against a 0.9 us floor is ~97x off, and 982 ns over 10 reps is ~1.1 % spread: far and tight, "
+    return (f"87 µs against a 0.9 µs floor is ~97x off, and 982 ns over 10 reps is ~1.1 % spread: far and tight, "
             f"the launch is starving. The course's own case: main's KDA step (12 blocks on 132 SMs) ran "
-            f"{g.median_us:.1f} us cold against a {g.floor_us:.2f} us floor -- {g.ratio:.0f}x, robust spread "
+            f"{g.median_us:.1f} µs cold against a {g.floor_us:.2f} µs floor -- {g.ratio:.0f}x, robust spread "
             f"{100 * g.spread:.2f} % (notebook 03); beside a streaming read the same kernel's spread grew to "
             f"{kda.headline(k)['kda_contended_spread_pct']:.0f} %: what contention looks like.")
+
+
+def _q1_ratio_why() -> str:
+    return ("87 µs / 0.9 µs = 96.7: the kernel takes about 97 times what moving its bytes would. The lecture writes "
+            "it as 95x, its rounding of the same two numbers. A ratio alone is not yet a diagnosis: the next "
+            "question asks what the spread adds.")
 
 
 def _q2_why() -> str:
     r = rmsnorm.recorded()
     t = r.times(7168)
-    return (f"on the H200, width 7,168: 128 scalar threads {t.original.median:.2f} us, the widened block with float4 "
-            f"{t.wide.median:.2f} us ({t.original.median / t.wide.median:.2f}x, hot, notebook 02) -- one block "
+    return (f"on the H200, width 7,168: 128 scalar threads {t.original.median:.2f} µs, the widened block with float4 "
+            f"{t.wide.median:.2f} µs ({t.original.median / t.wide.median:.2f}x, hot, notebook 02) -- one block "
             f"throughout, because a row's sum of squares is one reduction.")
 
 
@@ -51,7 +57,7 @@ def _q3_why() -> str:
 def _q4_why() -> str:
     sites = [s for s, hit in audit.grep("head") if hit]
     return (f"the course's own audit (notebook 05, `audit.grep('head')`) finds {len(sites)} launch sites whose grid "
-            f"derives from a head count, fine ones included (kda_prep: grid = n_head, ~2 us a call).")
+            f"derives from a head count, fine ones included (kda_prep: grid = n_head, ~2 µs a call).")
 
 
 def _q5_why() -> str:
@@ -87,7 +93,7 @@ def _q9_why() -> str:
               f"({', '.join(f'{r.saving_ms_per_token:.2f}' for r in rs)} ms) while main got faster (notebook 02).")
 
 
-_WHY = {"10.q1_ratio": _q1_why, "10.q1_diagnosis": _q1_why, "10.q1_ruled_out": _q1_why, "10.q2_two_ways": _q2_why,
+_WHY = {"10.q1_ratio": _q1_ratio_why, "10.q1_diagnosis": _q1_why, "10.q1_ruled_out": _q1_why, "10.q2_two_ways": _q2_why,
         "10.q3_wide_reduction": _q3_why, "10.q4_audit": _q4_why, "10.q5_fma": _q5_why, "10.q6_two_blocks": _q6_why,
         "10.q7_review": _q7_why, "10.q8_green_gate": _q8_why, "10.q9_tier": _q9_why}
 
