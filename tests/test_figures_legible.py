@@ -54,8 +54,9 @@ def test_every_explorer_preview_figure_is_legible(monkeypatch):
     from launchlab.sections.s02_width import explorers as e2, rmsnorm
     from launchlab.sections.s03_starvation import explorers as e3, kda
     from launchlab.sections.s04_derive import derive, explorers as e4
+    from launchlab.sections.s08_reshape import explorers as e8, reassociation
     from launchlab.sections.s09_lab import explorers as e9, lab
-    made = [e1.BandwidthExplorer(bandwidth.recorded()), e1.WaveExplorer(staircases.recorded()), e1.OccupancyExplorer(),
+    made = [e8.SplitExplorer(reassociation.recorded()), e1.BandwidthExplorer(bandwidth.recorded()), e1.WaveExplorer(staircases.recorded()), e1.OccupancyExplorer(),
             e2.RMSExplorer(rmsnorm.recorded()), e3.KDAExplorer(kda.recorded()), e4.MLAExplorer(derive.recorded()),
             e9.LabSweep(lab.recorded())]
     problems = []

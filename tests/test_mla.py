@@ -23,6 +23,22 @@ def test_bf16_round_trip_and_round_to_nearest_even():
     assert mla.to_bf16(x).base is None or not np.shares_memory(mla.to_bf16(x), x)    # the input is left alone
 
 
+def test_bf16_rounding_a_chunk_at_a_time_matches_the_widened_arithmetic_across_chunk_edges():
+    """to_bf16 works in chunks (one reused buffer): a chunk of 7 over 1,000 values, with ties and the extremes
+    placed on chunk edges, gives the same bits as the whole array in uint64, and keeps the input's shape."""
+    r = np.random.default_rng(5)
+    x = (r.standard_normal((8, 125)) * 10.0 ** r.integers(-30, 30, (8, 125))).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[[0, 6, 7, 13, 14, 999]] = [1 + 2 ** -8, 1 + 3 * 2 ** -8, np.finfo(np.float32).max,
+                                    -np.finfo(np.float32).max, -1e-45, 65504.0]
+    u = x.view(np.uint32).astype(np.uint64)
+    want = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    for chunk in (1, 7, 1000, 1 << 18):
+        got = mla.to_bf16(x, chunk=chunk)
+        assert got.shape == x.shape and got.dtype == np.uint16
+        assert np.array_equal(got, want), chunk
+
+
 def test_reference_is_a_softmax_average_of_the_latent():
     d = mla.inputs(1, 2, 5, seed=1)
     o = mla.reference(d["q"], d["kv"], d["scale"])

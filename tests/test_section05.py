@@ -1,4 +1,6 @@
 """§5: sharding plants the next occupancy bug -- the audit greps for the dimension, and the recorded tp sweep."""
+import pytest
+
 from launchlab.sections.s03_starvation import kda
 from launchlab.sections.s05_sharding import audit
 
@@ -40,15 +42,19 @@ def test_headline_figures():
     assert h["kda_main_cold_us_tp8"] > 0.8 * h["kda_main_cold_us_tp1"]      # 1/8 of the work, about the same time
 
 
+# a toy module's two launch helpers, as the decode step has them: _k(site, grid) launches, _ew(site, n) calls _k
+TOY_HELPERS = ("class M:\n"
+               "    def _k(self, site, grid, args):\n"
+               "        kern.launch(grid, 128, args)\n"
+               "    def _ew(self, site, n, args):\n"
+               "        self._k(site, (-(-n // 256),), args)\n")
+
+
 def test_a_grid_passed_through_launch_helpers_is_found_at_each_call(tmp_path):
     """A launch inside a helper whose grid is the helper's parameter is listed where the helper is called,
     through two levels of helpers, with the grid each call passes."""
     (tmp_path / "toy.py").write_text(
-        "class M:\n"
-        "    def _k(self, site, grid, args):\n"
-        "        kern.launch(grid, 128, args)\n"
-        "    def _ew(self, site, n, args):\n"
-        "        self._k(site, (-(-n // 256),), args)\n"
+        TOY_HELPERS +
         "    def step(self, c):\n"
         "        self._k('prep', (c.n_head,), ())\n"
         "        H = c.hidden\n"
@@ -64,3 +70,54 @@ def test_the_report_lists_the_course_s_own_sites_and_counts_the_harness():
     every = audit.report("head", harness=True)
     assert "core/timing.py spin()" in every and "sections/s01_arithmetic/checks.py" in every
     assert all(s.harness for s, _ in audit.grep("head") if s.function.startswith("check"))
+
+
+def test_a_helper_s_site_label_names_the_launch_s_role(tmp_path):
+    """The label a launch helper is given (f"L{i}.prep", "add") is kept on the site, its layer stripped."""
+    (tmp_path / "toy.py").write_text(
+        TOY_HELPERS +
+        "    def step(self, c):\n"
+        "        for i in range(3):\n"
+        "            self._k(f'L{i}.kda.prep', (c.n_head,), ())\n"
+        "        self._ew('add', c.hidden, ())\n")
+    got = sorted((s.site, s.role) for s in audit.sites(tmp_path))
+    assert got == [("L{i}.kda.prep", "kda.prep"), ("add", "add")]
+
+
+def _profile():
+    from launchlab.sections.s06_one_binary import onebinary
+    return onebinary.recorded().profiles[f"main {onebinary.CTX}"]
+
+
+def test_the_step_s_head_derived_launches_joined_with_the_profile():
+    """Worked by hand from the step's code: at tp = 8 the KDA step has n_head = 12 blocks (main: one block
+    per head), kda_prep 12, the RoPE packing 16 + 1 = 17, the MLA combine 16 heads x 16 column tiles = 256,
+    and the MLA split 129 (the step's 131,073rd token: one more 64-token tile than 128 splits of 1,024);
+    among them only kda.step both starves (under 66 of 132 SMs) and costs more than 4 of the step's cheapest
+    launch."""
+    rows = {r.role: r for r in audit.in_step("head", _profile())}
+    assert {"kda.step", "kda.prep", "mla.rope_pack", "mla.combine", "mla.split", "kda.o_bf16", "mla.o_bf16",
+            "mla.v_bf16"} == set(rows)
+    assert (rows["kda.step"].blocks, rows["kda.prep"].blocks, rows["mla.rope_pack"].blocks) == (12, 12, 17)
+    assert rows["mla.combine"].blocks == 256 and rows["mla.split"].blocks == 129
+    assert rows["kda.step"].sms_pct == pytest.approx(100 * 12 / 132)
+    assert rows["mla.combine"].sms_pct == 100                         # capped: 256 blocks cover all 132 SMs
+    starved_and_slow = [r.role for r in rows.values() if r.starved and r.over_cheapest > 4]
+    assert starved_and_slow == ["kda.step"]
+    assert not rows["mla.split"].starved and rows["kda.prep"].starved
+
+
+def test_the_shape_derived_norm_grid_is_what_the_grep_misses():
+    p = _profile()
+    rows = audit.in_step("head", p)
+    assert audit.missed(rows, p, {"KDA heads": 12, "MLA heads": 16}) == [("kda.o_norm", 12, "KDA heads")]
+    inter = audit.in_step("inter", p)
+    assert [(r.role, r.blocks) for r in inter] == [("mlp.silu_mul", 9)]      # ceil(2304 / 256)
+
+
+def test_a_step_launch_the_profile_does_not_time_is_an_error():
+    from dataclasses import replace
+    p = _profile()
+    cut = replace(p, rows=[r for r in p.rows if r.role != "kda.prep"])
+    with pytest.raises(ValueError, match="kda.prep"):
+        audit.in_step("head", cut)

@@ -40,3 +40,44 @@ def test_skip_bound_on_a_constructed_case():
     dropped, bound = reassociation.skip_bound(o, lse, 1e-5)
     exact = (1 * 1 + 1 * 3 + 1e-6 * 100) / (2 + 1e-6)
     assert dropped == 1 and abs(exact - 2.0) <= bound
+
+
+def test_ulp_distance_counts_the_floats_between_two_values():
+    """By hand: 1 and the next float up are 1 apart; 1 + 2^-23 * 5 is 5 from 1; +0 and -0 are 0 apart; the
+    smallest subnormals either side of zero are 2 apart (-tiny, -0 = +0, +tiny); 1 and -1 are 2 x 0x3F800000."""
+    one = np.float32(1.0)
+    a = np.array([1.0, 1.0, 0.0, 1e-45, 1.0, 2.0], np.float32)
+    b = np.array([np.nextafter(one, np.float32(2)), 1 + 5 * 2.0 ** -23, -0.0, -1e-45, -1.0, 2.0], np.float32)
+    assert reassociation.ulp_distance(a, b).tolist() == [1, 5, 0, 2, 2 * 0x3F800000, 0]
+    assert reassociation.ulp_distance(b, a).tolist() == reassociation.ulp_distance(a, b).tolist()
+
+
+def test_ulp_histogram_bins_both_edges_of_every_bin():
+    dist = np.array([0, 0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 10 ** 9])
+    assert reassociation.ulp_histogram(dist) == [2, 1, 1, 2, 2, 2, 2]
+    assert [reassociation.ulp_label(i) for i in range(len(reassociation.ULP_BINS))] == \
+        ["0", "1", "2", "3–4", "5–8", "9–16", "> 16"]
+
+
+def test_every_recorded_split_count_s_histograms_account_for_every_output(data):
+    for b in data.by_splits:
+        assert sum(b.ulps) == data.elements and b.ulps[0] == data.elements - b.n_differ
+        assert sum(b.bound_use) == data.elements and b.bound_use[0] == data.elements - b.n_differ
+        assert (b.max_ulps == 0) == (b.n_differ == 0) == (b.own_ulps_median == 0) == (b.max_bound_use == 0)
+        assert b.max_bound_use <= 1.0 and b.sign_flips <= b.n_differ
+
+
+def test_bound_histogram_bins_both_edges():
+    share = np.array([0.0, 0.0, 1e-6, 1e-4, 1.0001e-4, 1e-3, 5e-3, 1e-2, 0.02, 3.0])
+    assert reassociation.bound_histogram(share) == [2, 2, 2, 2, 2]
+    assert [reassociation.bound_label(i) for i in range(5)] == ["0 (same bytes)", "≤ 0.01 %", "0.01 %–0.1 %",
+                                                                "0.1 %–1 %", "> 1 %"]
+
+
+def test_the_gate_is_blind_at_every_depth_the_parity_suite_grades(data):
+    """At or below SPLIT_MIN_CTX both arms launch one split, so every graded depth (<= 4,096) is identical."""
+    from launchlab.kernels import splits
+    for g in data.gate:
+        if g.ctx <= splits.SPLIT_MIN_CTX:
+            assert g.splits_hardcoded == g.splits_derived == 1 and g.identical
+    assert [g.ctx for g in data.gate] == list(reassociation.GATE_CTX)

@@ -7,6 +7,7 @@ from launchlab.sections.s01_arithmetic.explorers import BandwidthExplorer, Occup
 from launchlab.sections.s02_width.explorers import RMSExplorer
 from launchlab.sections.s03_starvation.explorers import KDAExplorer
 from launchlab.sections.s04_derive.explorers import MLAExplorer
+from launchlab.sections.s08_reshape.explorers import SplitExplorer
 from launchlab.sections.s09_lab.explorers import LabSweep
 
 pytestmark = pytest.mark.skipif(mode.is_live(), reason="replay values; live mode measures instead")
@@ -72,12 +73,14 @@ def test_every_explorer_marks_the_chosen_point_the_same_way():
     from launchlab.sections.s02_width import rmsnorm
     from launchlab.sections.s03_starvation import kda
     from launchlab.sections.s04_derive import derive
+    from launchlab.sections.s08_reshape import reassociation
     cases = [(BandwidthExplorer(bandwidth.recorded()), dict(grid=48, block=256)),
              (WaveExplorer(staircases.recorded()), dict(residency=2, grid=265)),
              (OccupancyExplorer(), dict(block=96, regs=64, smem=0)),
              (RMSExplorer(rmsnorm.recorded()), dict(n=7168, block=512)),
              (KDAExplorer(kda.recorded()), dict(tp=8, bv=32)),
-             (MLAExplorer(derive.recorded()), dict(ctx=131_072, tp=8, k=2))]
+             (MLAExplorer(derive.recorded()), dict(ctx=131_072, tp=8, k=2)),
+             (SplitExplorer(reassociation.recorded()), dict(s=128))]
     for ex, values in cases:
         text, fig = ex.render(**values)
         marks = [ln for ln in fig.axes[0].lines if ln.get_marker() == "s" and ln.get_markerfacecolor() == "none"]
@@ -129,3 +132,19 @@ def test_the_lab_sweep_shows_the_recorded_step_for_each_offender_knob():
     assert len(texts) == sum(len(v) for v in lab.SWEEPS.values())   # every point reads differently
     with pytest.raises(ValueError, match="not a swept point"):
         lab.point(lab.recorded(), "kda_bv", 48)
+
+
+def test_the_split_explorer_shows_each_recorded_count_and_refuses_the_rest():
+    from launchlab.sections.s08_reshape import reassociation
+    d = reassociation.recorded()
+    ex = SplitExplorer(d)
+    view = ex.widget()
+    (s,) = view.children[0].children
+    assert list(s.options) == [b.splits for b in d.by_splits]              # replay: the recorded counts only
+    s.value = 256
+    assert "the same bytes as S = 256's in all 8,192 outputs" in ex.shown
+    s.value = 1
+    one = d.at(1)
+    assert f"{one.n_differ:,} of 8,192 outputs differ" in ex.shown and f"{one.sign_flips:,} change sign" in ex.shown
+    with pytest.raises(KeyError, match="was not recorded"):
+        ex.update(192)

@@ -2,7 +2,7 @@
 cProfile, its wall time printed as it finishes and its heaviest calls kept (issue 14: the whole course live
 within 6 minutes on the H200). A door that would start after the deadline is skipped and listed.
 
-    python tools/live_profile.py [--out build/live_profile] [--deadline 540] [DOOR ...]   (on a GPU)
+    python tools/live_profile.py [--out build/live_profile] [--deadline 540] [--quick] [DOOR ...]   (on a GPU)
 
 Writes <out>/profile.txt (each door's top calls by cumulative time) and prints a table last.
 """
@@ -43,6 +43,7 @@ def main(argv=None) -> int:
     ap.add_argument("doors", nargs="*", default=list(DOORS))
     ap.add_argument("--out", type=Path, default=Path("build/live_profile"))
     ap.add_argument("--deadline", type=float, default=540.0)
+    ap.add_argument("--quick", action="store_true", help="each door's quick arguments, as the live course runs it")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     import cupy as cp
@@ -55,7 +56,8 @@ def main(argv=None) -> int:
         t0 = time.monotonic()
         prof.enable()
         try:
-            DOORS[name].measure()
+            door = DOORS[name]
+            door.measure(**(door.live_arguments() if a.quick else {}))
             err = ""
         except Exception as e:  # keep going: the table says which failed
             err = f"{type(e).__name__}: {str(e)[:200]}"

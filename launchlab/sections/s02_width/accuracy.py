@@ -186,7 +186,8 @@ def _decode(model, positions, tokens_in=None) -> tuple[np.ndarray, list[int]]:
 
 
 def at_depth(ctx: int, layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, arms=None,
-             speed: bool = False, pairs: int = 3, reps: int = 3) -> tuple[list[ArmAccuracy], list[Speed]]:
+             speed: bool = False, pairs: int = 3, reps: int = 3,
+             speed_tokens: int = onebinary.EVAL_TOKENS) -> tuple[list[ArmAccuracy], list[Speed]]:
     mode.require_live("KL against main on the decode step")
     import cupy as cp
     names = [n for n, _ in ARMS] if arms is None else list(arms)
@@ -209,17 +210,19 @@ def at_depth(ctx: int, layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, a
         for name in names:
             if name in ("main again",):
                 continue
-            ab = onebinary.abba(model, arm_gates(name), main, onebinary.EVAL_TOKENS, pairs, reps, (name, "main"))
+            ab = onebinary.abba(model, arm_gates(name), main, speed_tokens, pairs, reps, (name, "main"))
             speeds.append(Speed(name, onebinary.GateRun(name, "arm", "main", ab).to_dict()))
     del model
     cp.get_default_memory_pool().free_all_blocks()
     return out, speeds
 
 
-def measure(layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, pairs: int = 3, reps: int = 3) -> AccuracyData:
+def measure(layers: int = decode.FULL_LAYERS, tokens: int = TOKENS, pairs: int = 3, reps: int = 3,
+            speed_tokens: int = onebinary.EVAL_TOKENS) -> AccuracyData:
     arms, speeds = [], []
     for ctx in DEPTHS:
-        a, s = at_depth(ctx, layers, tokens, speed=(ctx == onebinary.CTX), pairs=pairs, reps=reps)
+        a, s = at_depth(ctx, layers, tokens, speed=(ctx == onebinary.CTX), pairs=pairs, reps=reps,
+                        speed_tokens=speed_tokens)
         arms += a
         speeds += s
     return AccuracyData(layers, tokens, arms, speeds, onebinary.CTX, source="live")
@@ -229,7 +232,7 @@ _parse, _dump = recordings.codec(AccuracyData, "accuracy", "accuracy")
 
 DOOR: Door[AccuracyData] = Door("KL and top-1 against main", "accuracy",
                                 ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump,
-                                quick={"tokens": 8, "pairs": 2, "reps": 2})
+                                quick={"tokens": 6, "pairs": 2, "reps": 2, "speed_tokens": 4})
 data = DOOR.data
 recorded = DOOR.recorded
 

@@ -9,11 +9,12 @@ The kernels' own side (`blockIdx.y` read as a head index, etc.) is listed by `ke
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launchlab.core import paths
+from launchlab.core import hardware, paths
 
 PACKAGE = paths.PACKAGE
 KERNELS = PACKAGE.parent / "kernels"
@@ -26,6 +27,12 @@ class Site:
     function: str
     grid: str                  # the grid expression as written
     names: set = field(default_factory=set)    # every name the grid derives from (transitively)
+    site: str = ""             # the label a launch helper is given (the decode step's "L{i}.kda.prep"), if any
+
+    @property
+    def role(self) -> str:
+        """The site label without its layer ("L{i}.kda.prep" -> "kda.prep"), as the step's profile names it."""
+        return self.site.split(".", 1)[1] if self.site.startswith("L{") and "." in self.site else self.site
 
     @property
     def harness(self) -> bool:
@@ -96,6 +103,16 @@ def _arg_for(call: ast.Call, fn, param: str):
     return call.args[i] if 0 <= i < len(call.args) else None
 
 
+def _label(node) -> str:
+    """A launch helper's site argument as written: "embed", or f"L{i}.kda.prep" -> "L{i}.kda.prep"."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                       for v in node.values)
+    return ""
+
+
 # Modules whose launches are refused on purpose (the reliability sweep's bad inputs: a grid of 0, 240 KB of
 # shared memory), or time the host's side of a launch with one fixed 1-block kernel (`bench host`): they compute
 # nothing of the model, so there is no geometry to audit in them.
@@ -121,20 +138,22 @@ def sites(package: Path = PACKAGE) -> list[Site]:
                 if (isinstance(f, ast.Attribute) and f.attr == name) or (isinstance(f, ast.Name) and f.id == name):
                     yield fn, c
 
-        def resolve(fn, expr, lineno, depth=0):
+        def resolve(fn, expr, lineno, depth=0, label=""):
             names = _closure(fn, _names(expr))
             params = [p for p in _params(fn) if p != "self" and p in names]
             helper = params and not (names - set(_params(fn)))      # the grid is built from parameters alone
             if helper and depth < 4 and any(True for _ in called(fn.name)):
                 for caller, c in called(fn.name):
+                    site = _arg_for(c, fn, "site") if "site" in _params(fn) else None
                     for prm in params:
                         arg = _arg_for(c, fn, prm)
                         if arg is not None:
-                            resolve(caller, arg, c.lineno, depth + 1)
+                            resolve(caller, arg, c.lineno, depth + 1, _label(site) or label)
                 return
             for n in list(names):            # follow geometry properties such as p.grid
                 names |= fields_.get(n, set())
-            found.append(Site(path.relative_to(package).as_posix(), lineno, fn.name, ast.unparse(expr), names))
+            found.append(Site(path.relative_to(package).as_posix(), lineno, fn.name, ast.unparse(expr), names,
+                              label))
 
         for fn in funcs:
             for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
@@ -179,6 +198,92 @@ def report(dimension: str, harness: bool = False) -> str:
         rows.append(f"  (and {len(left)} launches of the instruments and self-checks, {sum(h for _, h in left)} of "
                     f"them from '{dimension}': audit.report({dimension!r}, harness=True) lists them)")
     return "\n".join(rows)
+
+
+@dataclass
+class StepRow:
+    """One launch of the decode step whose grid the audit derives from a dimension, with what the step's
+    profile measured for it (in the step, CUDA graph: weights cold, activations as the step leaves them)."""
+    role: str
+    grid: list[int]
+    blocks: int
+    sms_pct: float                 # blocks / SMs, at most 100
+    us_per_call: float
+    calls: int
+    us_per_token: float
+    over_cheapest: float           # us_per_call / the step's cheapest launch's (what one launch costs in the step)
+
+    @property
+    def starved(self) -> bool:
+        """Under half the SMs have a block (the lab's flag)."""
+        return self.sms_pct < 50
+
+
+def _step_rows_of(site: Site, rows: list, sites_in_file: int) -> list:
+    """The profile rows a launch site accounts for. A decode-step site by its label's role; a kernel module's
+    own launch (kernels/mla.py split(), kernels/kda_decode.py step()) by the module's kernel family, and within
+    it by the function's name in the kernel's expression where the module has more than one launch site."""
+    if site.file == "kernels/decode.py":
+        return [r for r in rows if r.role == site.role]
+    family = getattr(importlib.import_module("launchlab." + site.file[:-3].replace("/", ".")), "FAMILY", None)
+    mine = [r for r in rows if r.kernel.split(":", 1)[0] == family]
+    return mine if sites_in_file == 1 else [r for r in mine if site.function in r.kernel.split(":", 1)[1]]
+
+
+def in_step(dimension: str, profile, sm_count: int | None = None) -> list[StepRow]:
+    """The decode step's launches whose grid the audit derives from `dimension`, joined with the step's profile
+    (stepprofile.Profile, live or recorded), most time per token first. The cheapest launch of the step is the
+    reference for "one launch's worth of time" (the course's small elementwise kernels, ~1.4 µs). A site of
+    the step's own code that the profile does not time is an error (the join is wrong, not the step)."""
+    sms = sm_count or hardware.spec("H200").sm_count
+    kernel_sites = [s for s in sites() if not s.harness]
+    per_file = {f: sum(1 for s in kernel_sites if s.file == f) for f in {s.file for s in kernel_sites}}
+    timed = [r for r in profile.rows if r.grid]                # cuBLAS's rows have no grid of the course's own
+    cheapest = min(r.us_per_call for r in timed)
+    picked: dict = {}
+    for site in kernel_sites:
+        if not site.mentions(dimension):
+            continue
+        got = _step_rows_of(site, timed, per_file[site.file])
+        if not got and site.file == "kernels/decode.py":
+            raise ValueError(f"the audit found the step's launch {site.site!r}, which the profile does not time")
+        for r in got:
+            picked[id(r)] = r
+    out = []
+    for r in picked.values():
+        blocks = 1
+        for g in r.grid:
+            blocks *= g
+        out.append(StepRow(r.role, list(r.grid), blocks, 100 * min(blocks, sms) / sms, r.us_per_call, r.calls,
+                           r.us_per_token, r.us_per_call / cheapest))
+    return sorted(out, key=lambda r: -r.us_per_token)
+
+
+def missed(rows: list[StepRow], profile, counts: dict[str, int]) -> list[tuple[str, int, str]]:
+    """Launches of the step whose block count equals a sharded count (`counts`: {"KDA heads": 12, ...}) but
+    which the audit did not derive from the dimension: (role, blocks, which count). Such a grid may come from
+    an array's shape (rms_norm's rows = x.size // n) that no name in the source carries."""
+    found = {r.role for r in rows}
+    out = []
+    for r in profile.rows:
+        blocks = 1
+        for g in r.grid:
+            blocks *= g
+        for what, n in counts.items():
+            if r.grid and blocks == n and r.role not in found:
+                out.append((r.role, blocks, what))
+    return out
+
+
+def in_step_table(rows: list[StepRow], step_us: float) -> str:
+    out = [f"{'launch':<15} {'grid':>11} {'blocks':>6} {'SMs':>5} {'calls':>5} {'µs/call':>8} {'x cheapest':>10} "
+           f"{'µs/token':>9} {'of step':>7}  flag"]
+    for r in rows:
+        grid = " x ".join(str(g) for g in r.grid if g > 1) or "1"
+        out.append(f"{r.role:<15} {grid:>11} {r.blocks:>6} {r.sms_pct:>4.0f}% {r.calls:>5} {r.us_per_call:>8.2f} "
+                   f"{r.over_cheapest:>10.1f} {r.us_per_token:>9.1f} {100 * r.us_per_token / step_us:>6.1f}%  "
+                   f"{'under half the SMs' if r.starved else ''}")
+    return "\n".join(out)
 
 
 def headline(kda_data) -> dict:

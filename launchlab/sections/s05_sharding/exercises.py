@@ -5,6 +5,8 @@ from launchlab.core import hardware
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import kda_decode
 from launchlab.sections.s03_starvation import kda
+from launchlab.sections.s05_sharding import audit
+from launchlab.sections.s06_one_binary import onebinary
 
 # ------------------------------------------------------------------ notebook 05
 register(Exercise(
@@ -28,3 +30,26 @@ register(Exercise(
               f"the grid together, so the rank got no faster.",
     kind="choice", choices=("about 8", "about 1", "about 1/8"),
     recorded=lambda: (kda.recorded(),)))
+
+
+def _flagged(d) -> list:
+    """The step's head-derived launches under half the SMs (main's profile at the eval's context)."""
+    return [r for r in audit.in_step("head", d.profiles[f"main {onebinary.CTX}"]) if r.starved]
+
+
+def _recorded_step():
+    return (onebinary.recorded(),)
+
+
+register(Exercise(
+    "05.fix_first", "of the step's head-derived launches under half the SMs, which one would you fix first: "
+                    "'kda.step', 'kda.prep', 'mla.rope_pack' or 'kda.o_bf16'?",
+    lambda d: max(_flagged(d), key=lambda r: r.us_per_token).role,
+    lambda d: (lambda rows: "; ".join(f"{r.role}: {r.blocks} blocks, {r.us_per_call:.2f} µs per call = "
+                                      f"{r.over_cheapest:.1f}x the step's cheapest launch, {r.us_per_token:.0f} µs "
+                                      f"per token" for r in rows[:3])
+               + f"; {len(rows) - 3} more at most {max(r.over_cheapest for r in rows[3:]):.1f}x. Every one of them is starved by its grid; only the first costs more than a few launches' "
+                 "worth, so only there can a wider grid buy time.")(
+        sorted(_flagged(d), key=lambda r: -r.us_per_token)),
+    kind="choice", choices=("kda.step", "kda.prep", "mla.rope_pack", "kda.o_bf16"),
+    recorded=_recorded_step, shown_by=(r"kda\.step\s+12\s+12\s",)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from launchlab.core import figure as _style  # noqa: F401 - the course's figure style
+from launchlab.core import hardware
 
 from launchlab.kernels import kda_decode
 from launchlab.sections.s03_starvation import kda
@@ -39,5 +40,51 @@ def kda_tp(data: "kda.KDAData", ceiling_tbs: float | None = None):
     axes[0].set_title("Sharding cuts the work 8x; main's time does not move\n(numbers: blocks in the grid)",
                       fontsize=10)
     axes[1].set_title("...so the bandwidth it achieves falls with its grid", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def step_launches(profile, rows, title_dimension: str = "head"):
+    """§5: every launch of the decode step with a grid of the course's own, by the share of SMs its grid covers
+    (x) and its time per call in the step (y, log); those the audit derives from `title_dimension` highlighted.
+    The one a fix should target is both left (starved) and high (slow)."""
+    sms = hardware.spec("H200").sm_count
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    mine = {r.role for r in rows}
+    cheapest = min(r.us_per_call for r in profile.rows if r.grid)
+    for r in profile.rows:
+        if not r.grid:
+            continue
+        blocks = 1
+        for g in r.grid:
+            blocks *= g
+        x = 100 * min(blocks, sms) / sms
+        hit = r.role in mine
+        ax.scatter([x], [r.us_per_call], s=55 if hit else 30, color="#d95f02" if hit else "0.6", zorder=3,
+                   edgecolor="k" if hit else "none", lw=0.6)
+        if hit and (r.us_per_call > 3 * cheapest or x > 50):
+            ax.annotate(f"{r.role} ({blocks} blocks)", (x, r.us_per_call), xytext=(6, 2),
+                        textcoords="offset points", fontsize=9.5, ha="left" if x < 70 else "right")
+    ax.axvline(50, color="0.4", ls=":", lw=1)
+    ax.axhline(cheapest, color="0.4", ls="--", lw=1)
+    ax.annotate(f"the step's cheapest launch, {cheapest:.2f} µs", (100, cheapest), xytext=(-2, 4),
+                textcoords="offset points", ha="right", fontsize=9, color="0.3")
+    ax.set_yscale("log")
+    ax.set_xlim(0, 105)
+    ax.annotate("← under half the SMs", (50, 1), xycoords=("data", "axes fraction"), xytext=(-4, -14),
+                textcoords="offset points", ha="right", fontsize=9, color="0.3")
+    ax.set_xlabel(f"share of the {sms} SMs the grid gives a block (%)")
+    ax.set_ylabel("µs per call, in the step (graph)")
+    ax.scatter([], [], s=55, color="#d95f02", edgecolor="k", lw=0.6, label=f"grid derived from '{title_dimension}'")
+    ax.scatter([], [], s=30, color="0.6", label="every other launch of the course's own kernels")
+    norm = max((r for r in profile.rows if r.grid == [1] and r.kernel.startswith("rms_norm")),
+               key=lambda r: r.us_per_call, default=None)
+    if norm is not None:
+        ax.annotate("the norms: one block each (§2)", (100 / sms, norm.us_per_call), xytext=(8, 8),
+                    textcoords="offset points", fontsize=9, color="0.35")
+    ax.set_ylim(cheapest * 0.7, None)
+    ax.legend(loc="center right", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.set_title("Starved and slow is the target; starved and one launch long is fine", fontsize=10.5)
     fig.tight_layout()
     return fig

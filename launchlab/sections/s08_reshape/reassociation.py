@@ -25,7 +25,10 @@ from launchlab.kernels import mla
 CTX = 131_072
 S_LIST = (1, 64, 128, 256, 264)
 BASE_S = 256
-GATE_CTX = (4_096, 131_072)
+GATE_CTX = (512, 2_048, 4_096, 8_192, 16_384, 32_768, 131_072)   # the parity suite's depths, then past it
+ULP_BINS = ((0, 0), (1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, None))   # ulp distances, inclusive ranges
+# |out_S - out_base| as a share of the proven bound, per output: exactly 0, then (lo, hi] ranges
+BOUND_BINS = ((0.0, 0.0), (0.0, 1e-4), (1e-4, 1e-3), (1e-3, 1e-2), (1e-2, None))
 SKIP_CTX = (8_192, 16_384, 32_768, 131_072)
 FIXED_SLICE = 512
 
@@ -40,6 +43,45 @@ def differ(a: np.ndarray, b: np.ndarray) -> tuple[int, float]:
     return int(ne.sum()), float(np.max(np.abs(a.astype(np.float64) - b))) if ne.any() else 0.0
 
 
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many fp32 values lie between a and b, element by element (0: the same bytes, 1: neighbours). The
+    float's bits read as a signed integer are monotone in its value once negatives are flipped to -(bits &
+    0x7FFFFFFF), so the distance is the difference of those integers (+0 and -0 are 0 apart)."""
+    def ordered(x):
+        i = np.ascontiguousarray(x, dtype=np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(ordered(a) - ordered(b))
+
+
+def ulp_histogram(dist: np.ndarray) -> list[int]:
+    """Counts of `dist` in each of ULP_BINS."""
+    return [int(((dist >= lo) & (dist <= (hi if hi is not None else np.iinfo(np.int64).max))).sum())
+            for lo, hi in ULP_BINS]
+
+
+def ulp_label(i: int) -> str:
+    lo, hi = ULP_BINS[i]
+    return f"> {lo - 1}" if hi is None else (str(lo) if lo == hi else f"{lo}–{hi}")
+
+
+def bound_histogram(share: np.ndarray) -> list[int]:
+    """Counts of `share` (|difference| / bound, per output) in each of BOUND_BINS: exactly 0, then (lo, hi]."""
+    out = []
+    for lo, hi in BOUND_BINS:
+        if lo == hi:
+            out.append(int((share == lo).sum()))
+        else:
+            out.append(int(((share > lo) & (share <= (np.inf if hi is None else hi))).sum()))
+    return out
+
+
+def bound_label(i: int) -> str:
+    lo, hi = BOUND_BINS[i]
+    pct = lambda x: f"{100 * x:g} %"  # noqa: E731
+    return "0 (same bytes)" if lo == hi else (f"> {pct(lo)}" if hi is None else
+                                              (f"≤ {pct(hi)}" if lo == 0 else f"{pct(lo)}–{pct(hi)}"))
+
+
 @dataclass
 class BySplits:
     splits: int
@@ -49,6 +91,12 @@ class BySplits:
     max_abs_diff: float
     err_over_bound: float      # max |out - float64 reference| / the proven bound (<= 1)
     max_abs_err: float
+    ulps: list[int]            # how many outputs lie 0, 1, 2, 3-4, 5-8, 9-16, > 16 fp32 values from the base's
+    max_ulps: int              # (the outputs' own floats: a near-cancelling sum makes these large, see §8)
+    own_ulps_median: int       # median ulp distance over the outputs that differ (0 if none)
+    sign_flips: int            # outputs whose sign differs from the base's
+    bound_use: list[int]       # outputs by |out - base| / the proven bound, in BOUND_BINS
+    max_bound_use: float       # the largest |out - base| / bound
 
 
 @dataclass
@@ -111,6 +159,18 @@ def skip_bound(o_split: np.ndarray, lse: np.ndarray, threshold: float) -> tuple[
     return dropped, 2 * k_max * threshold * omax + 2 * lse.shape[0] * mla.U32 * omax
 
 
+def _by_splits(run, s: int, base: np.ndarray, ref: np.ndarray, d: dict, terms) -> BySplits:
+    out, p = run(n_splits=s)
+    n, mx = differ(out, base)
+    bound = mla.error_bound(d["q"], d["kv"], d["scale"], p, terms)
+    dist = ulp_distance(out, base)
+    share = np.abs(out.astype(np.float64) - base) / bound
+    return BySplits(p.split.splits, p.split.slice_tokens, fingerprint(out), n, mx,
+                    mla.max_error_over_bound(out, ref, bound), float(np.max(np.abs(out - ref))),
+                    ulp_histogram(dist), int(dist.max()), int(np.median(dist[dist > 0])) if n else 0,
+                    int((np.signbit(out) != np.signbit(base)).sum()), bound_histogram(share), float(share.max()))
+
+
 def measure(ctx: int = CTX) -> ReassocData:
     mode.require_live("measuring the split reassociation")
     import cupy as cp
@@ -125,13 +185,7 @@ def measure(ctx: int = CTX) -> ReassocData:
     base, _ = run(n_splits=BASE_S)
     again, _ = run(n_splits=BASE_S)
     terms = mla.bound_terms(d["q"], d["kv"], d["scale"])     # the inputs' part of the bound, once for every S
-    by = []
-    for s in S_LIST:
-        out, p = run(n_splits=s)
-        n, mx = differ(out, base)
-        bound = mla.error_bound(d["q"], d["kv"], d["scale"], p, terms)
-        by.append(BySplits(p.split.splits, p.split.slice_tokens, fingerprint(out), n, mx,
-                           mla.max_error_over_bound(out, ref, bound), float(np.max(np.abs(out - ref)))))
+    by = [_by_splits(run, s, base, ref, d, terms) for s in S_LIST]
     gate = []
     for c in GATE_CTX:
         dc = mla.inputs(1, 16, c, seed=9)
@@ -171,6 +225,31 @@ _parse, _dump = recordings.codec(ReassocData, "reassociation", "section08")
 DOOR: Door[ReassocData] = Door("split reassociation (§8)", "section08", (mla.FAMILY,), measure, _parse, _dump)
 data = DOOR.data
 recorded = DOOR.recorded
+
+
+_live: dict = {}
+
+
+def point(s: int) -> tuple[BySplits, str]:
+    """One split count for the explorer: decoded now at ctx 131,072 on the recording's inputs (seed 8) and
+    compared with S = 256 byte for byte, ulp by ulp and against the bound (live), or the recorded row (replay:
+    the recorded counts only)."""
+    def now():
+        import cupy as cp
+        if not _live:
+            d = mla.inputs(1, 16, CTX, seed=8)
+            q, kv = cp.asarray(d["q"]), cp.asarray(d["kv"])
+            _live.update(d=d, run=lambda **kw: (lambda o, p: (cp.asnumpy(o), p))(
+                *mla.decode(q, kv, d["scale"], pipeline="off", **kw)),
+                ref=mla.reference(d["q"], d["kv"], d["scale"]), terms=mla.bound_terms(d["q"], d["kv"], d["scale"]))
+            _live["base"] = _live["run"](n_splits=BASE_S)[0]
+        return _by_splits(_live["run"], s, _live["base"], _live["ref"], _live["d"], _live["terms"]), "decoded now"
+
+    def recorded_row():
+        if s not in S_LIST:
+            raise KeyError(f"S = {s} was not recorded; the recording holds S = {', '.join(map(str, S_LIST))}")
+        return data().at(s), "recorded on the H200"
+    return DOOR.choose(live=now, replay=recorded_row)
 
 
 def headline(r: ReassocData) -> dict:

@@ -93,12 +93,12 @@ class LabData:
         return [p for p in self.sweep if p.knob == knob]
 
 
-def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4) -> SweepPoint:
+def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4, reps: int = 3) -> SweepPoint:
     model.overrides = {knob: v}
     try:
         log = model.launches(ctx)
         ln = next(x for x in log if x.role == SWEEP_ROLE[knob])
-        ms = onebinary.eval_step(model, tokens, reps=3).ms_per_token
+        ms = onebinary.eval_step(model, tokens, reps=reps).ms_per_token
         return SweepPoint(knob, v, ms, list(ln.grid), ln.block, ln.kernel)
     except (ValueError, RuntimeError) as e:                  # a geometry the kernel refuses, said before launch
         return SweepPoint(knob, v, None, [], 0, "", f"{type(e).__name__}: {e}")
@@ -106,12 +106,12 @@ def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4) -> SweepPoin
         model.overrides = {}
 
 
-def _sweep(model, ctx: int, tokens: int = 4) -> list[SweepPoint]:
-    return [_sweep_one(model, ctx, knob, v, tokens) for knob, values in SWEEPS.items() for v in values]
+def _sweep(model, ctx: int, tokens: int = 4, reps: int = 3) -> list[SweepPoint]:
+    return [_sweep_one(model, ctx, knob, v, tokens, reps) for knob, values in SWEEPS.items() for v in values]
 
 
 def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS, pairs: int = 3, reps: int = 3,
-            profile_reps: int = 10) -> LabData:
+            profile_reps: int = 10, tokens: int = onebinary.EVAL_TOKENS, sweep_reps: int = 3) -> LabData:
     mode.require_live("measuring the lab's decode step")
     import cupy as cp
     main, fixed = gates.preset("main"), gates.preset("fixed")
@@ -122,12 +122,12 @@ def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS, pairs: int = 3, re
     model = decode.build(decode.Config(layers=layers), ctx=ctx, extra=9)
     with gates.setting(**main):
         prof = stepprofile.profile(model, ctx, reps=profile_reps, preset="main")
-        sweep = _sweep(model, ctx)
+        sweep = _sweep(model, ctx, reps=sweep_reps)
     runs = []
     for g in FIXES:
         with_fix = dict(main, **{g: fixed[g]})
         runs.append(onebinary.GateRun(g, fixed[g], main[g],
-                                      onebinary.abba(model, with_fix, main, 8, pairs, reps,
+                                      onebinary.abba(model, with_fix, main, tokens, pairs, reps,
                                                      (f"main + {g}={fixed[g]}", "main"))))
     del model
     cp.get_default_memory_pool().free_all_blocks()
@@ -146,7 +146,7 @@ _parse, _dump = recordings.codec(LabData, "lab", "lab")
 
 DOOR: Door[LabData] = Door("the lab's decode step", "lab", ("decode_ops", "rms_norm", "kda_decode", "mla_decode",
                                                            "stream_read", "spin", "waves"), measure, _parse, _dump,
-                            quick={"pairs": 2, "reps": 2, "profile_reps": 3})
+                            quick={"pairs": 2, "reps": 2, "profile_reps": 3, "tokens": 4, "sweep_reps": 2})
 data = DOOR.data
 recorded = DOOR.recorded
 
