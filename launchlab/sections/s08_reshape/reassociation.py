@@ -159,6 +159,17 @@ def skip_bound(o_split: np.ndarray, lse: np.ndarray, threshold: float) -> tuple[
     return dropped, 2 * k_max * threshold * omax + 2 * lse.shape[0] * mla.U32 * omax
 
 
+def _runner(d: dict):
+    """run(**plan) -> (the decode's output as numpy, its Plan), on inputs `d` copied to the GPU once."""
+    import cupy as cp
+    q, kv = cp.asarray(d["q"]), cp.asarray(d["kv"])
+
+    def run(**kw):
+        out, p = mla.decode(q, kv, d["scale"], pipeline="off", **kw)
+        return cp.asnumpy(out), p
+    return run
+
+
 def _by_splits(run, s: int, base: np.ndarray, ref: np.ndarray, d: dict, terms) -> BySplits:
     out, p = run(n_splits=s)
     n, mx = differ(out, base)
@@ -175,13 +186,8 @@ def measure(ctx: int = CTX) -> ReassocData:
     mode.require_live("measuring the split reassociation")
     import cupy as cp
     d = mla.inputs(1, 16, ctx, seed=8)
-    q, kv = cp.asarray(d["q"]), cp.asarray(d["kv"])
+    run = _runner(d)
     ref = mla.reference(d["q"], d["kv"], d["scale"])
-
-    def run(**kw):
-        out, p = mla.decode(q, kv, d["scale"], pipeline="off", **kw)
-        return cp.asnumpy(out), p
-
     base, _ = run(n_splits=BASE_S)
     again, _ = run(n_splits=BASE_S)
     terms = mla.bound_terms(d["q"], d["kv"], d["scale"])     # the inputs' part of the bound, once for every S
@@ -235,13 +241,10 @@ def point(s: int) -> tuple[BySplits, str]:
     compared with S = 256 byte for byte, ulp by ulp and against the bound (live), or the recorded row (replay:
     the recorded counts only)."""
     def now():
-        import cupy as cp
         if not _live:
             d = mla.inputs(1, 16, CTX, seed=8)
-            q, kv = cp.asarray(d["q"]), cp.asarray(d["kv"])
-            _live.update(d=d, run=lambda **kw: (lambda o, p: (cp.asnumpy(o), p))(
-                *mla.decode(q, kv, d["scale"], pipeline="off", **kw)),
-                ref=mla.reference(d["q"], d["kv"], d["scale"]), terms=mla.bound_terms(d["q"], d["kv"], d["scale"]))
+            _live.update(d=d, run=_runner(d), ref=mla.reference(d["q"], d["kv"], d["scale"]),
+                         terms=mla.bound_terms(d["q"], d["kv"], d["scale"]))
             _live["base"] = _live["run"](n_splits=BASE_S)[0]
         return _by_splits(_live["run"], s, _live["base"], _live["ref"], _live["d"], _live["terms"]), "decoded now"
 
