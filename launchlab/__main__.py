@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _env(_args) -> int:
@@ -149,7 +150,7 @@ def _course(args) -> int:
 
 def _release(args) -> int:
     from launchlab.faces import release
-    return release.main(args.out)
+    return release.main(Path(args.out), Path(args.report) if args.report else release.REPORT)
 
 
 def _reading(args) -> int:
@@ -172,18 +173,20 @@ def _sections(args) -> int:
 def _new_section(args) -> int:
     from launchlab.core import paths
     from launchlab.faces import template
-    for p in template.instantiate(paths.ROOT, args.key, args.name, args.title, args.family):
+    try:
+        made = template.instantiate(paths.ROOT, args.key, args.name, args.title, args.family)
+    except ValueError as e:                  # refused before anything is written
+        print(f"python -m launchlab new-section: {e}", file=sys.stderr)
+        return 2
+    for p in made:
         print(f"wrote {p.relative_to(paths.ROOT)}")
     print("next: write the lesson, record it on a GPU (python -m launchlab record section" + args.key + "), "
           "run its notebook, commit")
     return 0
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["grade"]:                  # its own parser (launchlab.faces.grading.main): options pass through
-        from launchlab.faces import grading
-        return grading.main(argv[1:])
+def parser() -> argparse.ArgumentParser:
+    """The CLI's parser: every subcommand (tests/test_cli.py runs each one)."""
     p = argparse.ArgumentParser(prog="python -m launchlab", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -228,6 +231,7 @@ def main(argv=None) -> int:
     co.set_defaults(fn=_course)
     rl = sub.add_parser("release", help="the learners' release (no solutions, hidden tests or reference answers)")
     rl.add_argument("--out", default="build/learner")
+    rl.add_argument("--report", default=None, help="where the leak report goes (default data/release/report.json)")
     rl.set_defaults(fn=_release)
     sub.add_parser("reading", help="what a learner reads: pacing, quantities, answers above").set_defaults(fn=_reading)
     se = sub.add_parser("sections", help="the registered sections, as the course's map")
@@ -239,8 +243,25 @@ def main(argv=None) -> int:
     ns.add_argument("title", help="the lecture section, in words")
     ns.add_argument("--family", default=None, help="the kernel family's name (default: the name)")
     ns.set_defaults(fn=_new_section)
-    args = p.parse_args(argv)
-    return args.fn(args)
+    return p
+
+
+def subcommands() -> list[str]:
+    return list(next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)).choices)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["grade"]:                  # its own parser (launchlab.faces.grading.main): options pass through
+        from launchlab.faces import grading
+        return grading.main(argv[1:])
+    args = parser().parse_args(argv)
+    from launchlab.core import mode
+    try:
+        return args.fn(args)
+    except mode.ModeError as e:              # a command that needs a GPU, run without one: one line, exit 2
+        print(f"python -m launchlab {args.cmd}: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -93,3 +93,19 @@ def test_the_cmp_command_exit_codes(tmp_path, arrays):
     assert r.returncode == 1 and "DIFFER" in r.stdout
     r = run(a, tmp_path / "missing")
     assert r.returncode == 2 and "no such dump" in r.stderr
+
+
+def test_cmp_reports_the_first_difference_and_counts_every_one(tmp_path, arrays):
+    """Three differences in position 1's logits (elements 5, 17, 40) and one in position 3's hidden (element 2):
+    the first reported is record 1 (position 101: write() numbers positions from 100), logits, element 5; four
+    differ in all, three in logits, one in hidden."""
+    lg, hd = arrays
+    lg2, hd2 = lg.copy(), hd.copy()
+    for e in (40, 5, 17):
+        lg2[1, e] += 1.0
+    hd2[3, 2] = -hd2[3, 2]
+    c = dumps.cmp(write(tmp_path / "a", lg, hd), write(tmp_path / "b", lg2, hd2))
+    assert not c.identical and c.first == (101, "logits", 5)
+    assert c.first_values == (float(lg[1, 5]), float(lg2[1, 5]))
+    assert c.differing == 4 and c.per_array == {"logits": 3, "hidden.layer2": 1}
+    assert c.elements == 5 * (64 + 16)

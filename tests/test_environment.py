@@ -47,7 +47,7 @@ def test_makefile_targets_and_ci():
         assert re.search(rf"^{target}", mk, re.M), target
     assert "--nbval" in mk and "notebooks" in mk
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "make test" in ci
+    assert re.search(r"^make test$", ci, re.M), "the CI script must run `make test` on a line of its own"
 
 
 def test_top_level_layout():

@@ -106,3 +106,18 @@ def test_every_sweep_role_is_a_site_the_decode_step_launches():
     for knob, role in lab.SWEEP_ROLE.items():
         assert role in sites, (knob, role)
     assert lab.SWEEP_ROLE["kda_bv"] == "kda.step"
+
+
+def test_the_abba_verdict_on_every_branch_and_both_sides_of_its_edge():
+    """A = main + the fix, B = main, per-rep ms (binary fractions, so the edge is exact): A's reps 10.0 and 10.5
+    (median 10.25, range 0.5). 'faster' when main's median exceeds the fix's by more than the wider range,
+    'slower' when it is below by more, and no verdict within it, the edge itself included."""
+    from launchlab.core import timing
+    t = lambda ms: timing.Timing([ms * 1e3], "graph", 8)
+
+    def run(b):
+        return onebinary.GateRun("X", "1", "0", timing.ABBA(["A", "B", "B", "A"], [t(10.0), t(b), t(b), t(10.5)]))
+    assert lab.abba_verdict(run(11.0)) == "faster"                       # gap +0.75 > 0.5
+    assert lab.abba_verdict(run(10.75)) == "no measurable difference"    # gap +0.5: at the edge
+    assert lab.abba_verdict(run(9.75)) == "no measurable difference"     # gap -0.5: at the edge
+    assert lab.abba_verdict(run(9.5)) == "slower"                        # gap -0.75

@@ -58,7 +58,11 @@ def refresh(names=None) -> int:
     import nbformat
 
     os.environ["LAUNCHLAB_MODE"] = "replay"
-    for p in notebooks(names):
+    chosen = notebooks(names)
+    if not chosen:
+        print(f"course --refresh: no notebook's name contains any of {', '.join(names)}", file=sys.stderr)
+        return 2
+    for p in chosen:
         t0 = time.perf_counter()
         nb = execute(p)
         normalize(nb, p)

@@ -27,7 +27,7 @@ COMBINE_COLS, COMBINE_BLOCK = 32, 256            # kernels/mla_decode.cu: 8 warp
 # LAUNCHLAB_MLA_PIPELINE arm -> (kernel, tokens per tile, stages): kernels/mla_decode.cu's two bodies
 BODIES = {"off": ("mla_split", 64, 1), "cp.async": ("mla_split_pipe", 32, 2), "cp.async-3": ("mla_split_deep", 32, 3)}
 U32 = 2.0 ** -24          # unit roundoff of fp32 (round to nearest)
-U_BF16 = 2.0 ** -9        # unit roundoff of bf16
+U_BF16 = 2.0 ** -8        # unit roundoff of bf16: 8 significand bits (7 stored), round to nearest: |bf16(x) - x| <= 2^-8 |x|
 SKIP_MIN_CTX = 16_384    # §8: the approximation engages only past this many tokens (byte-inert at or below)
 SKIP_WEIGHT = 1e-5       # §8: a split whose combine weight exp(lse_s - max lse) is below this is dropped
 BOOST_GHZ = 1.98          # the H200 SXM's boost clock (NVIDIA's data sheet), for the arithmetic floors
@@ -346,7 +346,7 @@ def error_bound(q_bf16, kv_bf16, scale: float, p: Plan, terms: "BoundTerms | Non
       - the score: 576 products (exact in fp32) summed on tensor cores, counted as <= 2u per addition, so the
         exponent is off by at most 1152 u · scale · Σ|q_d kv_td|, plus 4 u (|s_t| + max|s|) for the scale,
         the subtraction of the running max and the exp2 argument;
-      - exp2's approximation (<= 2 ulp) and the bf16 rounding of P (<= 2^-9).
+      - exp2's approximation (<= 2 ulp) and the bf16 rounding of P (<= 2^-8, bf16's unit roundoff).
     Normalizing by Σ p̂ (the kernel sums exactly the bf16 values P V uses) turns weight errors into
     |ŵ_t - w_t| <= w_t · 2ρ / (1 - ρ). The sums add rounding: P V over a slice of L tokens and the running
     sum (2u per addition, L additions, plus one rescale per tile), and the combine over S splits (weights
