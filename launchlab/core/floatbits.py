@@ -38,10 +38,14 @@ def bits(x) -> np.ndarray:
 
 
 def ulp_distance(a, b) -> np.ndarray:
-    """How many float32 steps apart a and b are (same-sign finite values)."""
-    ia = bits(a).astype(np.int64)
-    ib = bits(b).astype(np.int64)
-    return np.abs(ia - ib)
+    """How many float32 steps apart a and b are, elementwise (0: the same value, 1: neighbours), for finite
+    values of either sign. The bits read as a signed integer are monotone in the value once a negative's are
+    flipped to -(bits & 0x7FFFFFFF), so the distance is the difference of those integers (+0 and -0 are 0 apart;
+    the smallest subnormals either side of zero are 2 apart)."""
+    def ordered(x):
+        i = np.asarray(x, dtype=f32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(ordered(a) - ordered(b))
 
 
 def xor_tree(v: np.ndarray) -> np.ndarray:

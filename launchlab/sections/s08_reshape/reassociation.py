@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from launchlab.core import mode, recordings
+from launchlab.core import floatbits, mode, recordings
 from launchlab.core.door import Door
 from launchlab.core.recordings import RECORDED
 from launchlab.kernels import mla
@@ -41,16 +41,6 @@ def differ(a: np.ndarray, b: np.ndarray) -> tuple[int, float]:
     """How many elements differ in their bytes, and the largest absolute difference."""
     ne = a.view(np.uint32) != b.view(np.uint32)
     return int(ne.sum()), float(np.max(np.abs(a.astype(np.float64) - b))) if ne.any() else 0.0
-
-
-def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """How many fp32 values lie between a and b, element by element (0: the same bytes, 1: neighbours). The
-    float's bits read as a signed integer are monotone in its value once negatives are flipped to -(bits &
-    0x7FFFFFFF), so the distance is the difference of those integers (+0 and -0 are 0 apart)."""
-    def ordered(x):
-        i = np.ascontiguousarray(x, dtype=np.float32).view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
-    return np.abs(ordered(a) - ordered(b))
 
 
 def ulp_histogram(dist: np.ndarray) -> list[int]:
@@ -174,7 +164,7 @@ def _by_splits(run, s: int, base: np.ndarray, ref: np.ndarray, d: dict, terms) -
     out, p = run(n_splits=s)
     n, mx = differ(out, base)
     bound = mla.error_bound(d["q"], d["kv"], d["scale"], p, terms)
-    dist = ulp_distance(out, base)
+    dist = floatbits.ulp_distance(out, base)
     share = np.abs(out.astype(np.float64) - base) / bound
     return BySplits(p.split.splits, p.split.slice_tokens, fingerprint(out), n, mx,
                     mla.max_error_over_bound(out, ref, bound), float(np.max(np.abs(out - ref))),
