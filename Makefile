@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: release setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
+.PHONY: mutation release setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,13 @@ test-notebooks: setup
 hub-test: setup
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[hub]"
 	$(BIN)/python tests/hub/run_hub.py
+
+## make mutation: mutmut over the course's logic ([tool.mutmut] in pyproject.toml; not part of make test),
+## every survivor killed or listed as equivalent with its reason; data/mutation/report.json
+mutation: setup
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[mutation]"
+	rm -rf mutants
+	$(BIN)/python tools/mutation.py
 
 ## make course: execute every notebook headless into HTML under build/course, timed against its limit
 ## (replay 120 s, live 6 min; data/course/<mode>.json), then open every page in Chromium: every figure present

@@ -84,3 +84,93 @@ def test_too_few_reps_or_no_bytes_are_refused():
         dg.diagnose(MB, [1.0] * 9, 1.0)
     with pytest.raises(ValueError, match="positive"):
         dg.diagnose(0, [1.0] * 10, 1.0)
+
+
+# ------------------------------------------------------------------ exact edges and the evidence, word for word
+def flat(value_us: float) -> list[float]:
+    """Ten reps of one value: median exact, robust spread 0."""
+    return [value_us] * 10
+
+
+def test_the_floor_is_bytes_over_bandwidth_exactly():
+    """1 MB at 1 TB/s is exactly 1 µs in float64 (1e6 / 1e12 * 1e6 == 1.0), so a unit slip shows."""
+    d = dg.diagnose(MB, flat(3.0), 1.0)
+    assert d.floor_us == 1.0 and d.ratio == 3.0 and d.median_us == 3.0 and d.n == 10
+    assert d.stddev_spread == 0.0 and d.spread == 0.0 and d.geometry is None
+    assert dg.diagnose(MB, flat(3.0), 2.0).floor_us == 0.5
+    assert dg.diagnose(MB, flat(3.0), 1.0, fixed_us=0.25).floor_us == 1.25
+
+
+def test_each_edge_belongs_where_the_rule_says():
+    assert dg.diagnose(MB, flat(2.5), 1.0).verdict == "starvation"                      # "2.5x or more"
+    assert dg.diagnose(MB, flat(1.7), 1.0).verdict == "bandwidth-bound"                 # "within 1.7x"
+    # 1 MFLOP at 1 TFLOP/s is 1 µs, exactly half of 2 µs: "half the time or more"
+    assert dg.diagnose(MB, flat(2.0), 1.0, flops=1e6, flop_rate_tflops=1.0).verdict == "arithmetic-bound"
+    assert dg.diagnose(MB, flat(2.0), 1.0, flops=1e6).verdict == "unclear"              # no rate: no arithmetic
+    assert dg.diagnose(1, flat(2.0), 1.0).floor_us == 1e-6                              # one byte is an input
+    with pytest.raises(ValueError, match="^bytes moved and bandwidth must be positive$"):
+        dg.diagnose(MB, flat(2.0), 0.0)
+    with pytest.raises(ValueError, match="^bytes moved and bandwidth must be positive$"):
+        dg.diagnose(MB, flat(2.0), -1.0)
+    # 1 µs of arithmetic against half of 2.000001 µs: just under half the time, so not arithmetic-bound
+    assert dg.diagnose(MB, flat(2.000001), 1.0, flops=1e6, flop_rate_tflops=1.0).verdict == "unclear"
+
+
+def test_starvation_states_its_evidence_word_for_word():
+    d = dg.diagnose(MB, flat(30.0), 1.0)
+    assert d.reasons == ["floor = 1.000 MB / 1.00 TB/s = 1.000 µs",
+                         "30x off the floor yet repeatable to 0.0%: a structural property of the launch, not of "
+                         "the machine's state",
+                         "not contention (that would be noisy); not arithmetic (none given to account for it)",
+                         "geometry not given: 'the blocks are not there' is inferred, not checked"]
+    d = dg.diagnose(MB, flat(30.0), 1.0, flops=1e6, flop_rate_tflops=1.0, fixed_us=0.5,
+                    geometry=dg.Geometry(12, blocks_per_sm=2))
+    assert d.verdict == "starvation" and d.reasons == [
+        "floor = 1.000 MB / 1.00 TB/s + 0.50 µs per launch = 1.500 µs",
+        "geometry: 12 blocks on 132 SMs: 12 SMs with work (9%); 2 resident per SM -> 4.5% of one wave's 264 slots",
+        "20x off the floor yet repeatable to 0.0%: a structural property of the launch, not of the machine's state",
+        "not contention (that would be noisy); not arithmetic (it accounts for little of the time)"]
+    assert str(d).splitlines()[0] == ("STARVATION: median 30.000 µs vs floor 1.500 µs (20.0x), robust spread 0.0% "
+                                      "(stddev 0.0%) over 10 reps")
+
+
+def test_every_other_verdict_states_its_evidence_word_for_word():
+    floor = "floor = 1.000 MB / 1.00 TB/s = 1.000 µs"
+    assert dg.diagnose(MB, flat(1.5), 1.0).reasons == [
+        floor, "within 1.7x of the floor: the bytes (and the launch) explain the time"]
+    assert dg.diagnose(MB, flat(4.0), 1.0, flops=3e6, flop_rate_tflops=1.0).reasons == [
+        floor, "the arithmetic alone takes 3.000 µs, 75% of the time"]
+    noisy = dg.diagnose(MB, reps(20.0, 0.08), 1.0)
+    assert noisy.reasons == [floor, "robust spread 8.0% > 5%: slow inconsistently -- other work is interfering"]
+    mid = dg.diagnose(MB, reps(20.0, 0.03), 1.0)
+    assert mid.reasons == [floor, "ratio 20.0x with robust spread 3.0%: neither tight-and-far nor noisy; measure "
+                                  "more reps or profile"]
+    full = dg.diagnose(MB, flat(20.0), 1.0, geometry=dg.Geometry(132))
+    assert full.verdict == "unclear" and full.reasons == [
+        floor, "geometry: 132 blocks on 132 SMs: 132 SMs with work (100%)",
+        "20x off the floor and tight, but 100% of the SMs have work: not a grid too small -- look inside the block "
+        "(loads in flight per thread, a dependent chain)"]
+
+
+def test_the_diagnosis_keeps_what_it_was_given():
+    r = [10.0, 10.0, 10.0, 10.0, 10.0, 12.0, 12.0, 12.0, 12.0, 12.0]
+    g = dg.Geometry(12)
+    d = dg.diagnose(2.5e9, r, 1.0, geometry=g)
+    assert d.geometry is g and d.median_us == 11.0
+    assert d.stddev_spread == pytest.approx(1.0540925533894598 / 11.0, rel=1e-12)      # stdev by hand: sqrt(10/9)
+    assert d.reasons[0] == "floor = 2500.000 MB / 1.00 TB/s = 2500.000 µs"
+
+
+def test_the_geometry_s_own_figures():
+    g = dg.Geometry(300, sm_count=132, blocks_per_sm=2)
+    assert (g.sms_with_work, g.share_sms, g.share_slots) == (132, 1.0, 300 / 264)
+    assert dg.Geometry(12).share_slots is None and dg.Geometry(12).share_sms == 12 / 132
+
+
+def test_the_robust_spread_ignores_one_slow_rep():
+    """Quartiles of 1..11 (inclusive) are 3.5 and 8.5: IQR 5, / 1.349, / median 6; a 1,000 in place of the 11
+    moves the mean and the stddev, not the quartiles."""
+    xs = [float(i) for i in range(1, 12)]
+    assert dg.robust_spread(xs) == pytest.approx(5 / 1.349 / 6, rel=1e-12)
+    assert dg.robust_spread(xs[:-1] + [1000.0]) == dg.robust_spread(xs)
+    assert dg.robust_spread([2.0] * 10) == 0.0

@@ -1,0 +1,43 @@
+"""The committed mutation report (`make mutation`, data/mutation/report.json) is current and complete: it covers
+exactly the modules pyproject's [tool.mutmut] names, at their present contents (sha256), leaves no survivor
+unexplained, and every listed equivalent still matches a survivor (a stale excuse fails)."""
+import hashlib
+import json
+from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT = json.loads((ROOT / "data" / "mutation" / "report.json").read_text())
+EQUIVALENT = json.loads((ROOT / "data" / "mutation" / "equivalent.json").read_text())
+
+
+def test_the_report_covers_the_configured_modules_as_they_are_now():
+    configured = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"]
+    assert sorted(REPORT["modules"]) == sorted(configured)
+    for module, v in REPORT["modules"].items():
+        now = hashlib.sha256((ROOT / module).read_bytes()).hexdigest()
+        assert v["sha256"] == now, f"{module} changed since the last `make mutation`: run it again"
+
+
+def test_every_survivor_is_killed_or_explained():
+    assert REPORT["survivors_unexplained"] == []
+    for v in REPORT["modules"].values():
+        assert v["mutants"] == v["killed"] + v["timeout"] + v["survived"] + v["no_tests"] + v["equivalent"]
+        assert v["survived"] == v["no_tests"] == 0
+
+
+def test_every_listed_equivalent_is_in_use_and_says_why():
+    used = {(e["module"], e["function"], e["line"]) for e in REPORT["equivalents_used"]}
+    for e in EQUIVALENT:
+        assert (e["module"], e["function"], e["line"]) in used, e
+        assert len(e["why"]) > 40, e
+
+
+def test_the_score():
+    judged = REPORT["mutants"] - REPORT["equivalent"]
+    assert REPORT["score_pct"] == round(100 * (REPORT["killed"] + REPORT["timeout"]) / judged, 1)
+    assert REPORT["score_pct"] >= 85
