@@ -129,7 +129,7 @@ def blocks_per_sm(block: int, regs: int, smem: int = 0, gpu="H200") -> int:
     return occupancy(block, regs, smem, gpu).blocks_per_sm
 
 
-def driver_blocks_per_sm(kern, block: int, dynamic_smem: int = 0) -> int:
+def driver_blocks_per_sm(kern, block: int, dynamic_smem: int = 0) -> int:  # pragma: no mutate block (live only)
     """Ask the driver (live mode): cuOccupancyMaxActiveBlocksPerMultiprocessor for a loaded kernel.
     `kern` is a loader.Kernel or a cupy.RawKernel."""
     import cupy
