@@ -31,9 +31,12 @@ def test_every_survivor_is_killed_or_explained():
 
 
 def test_every_listed_equivalent_is_in_use_and_says_why():
+    """An entry for a module the report covers must match a survivor; one for a module not yet configured (its
+    survivors still being worked through) waits, but still says why."""
     used = {(e["module"], e["function"], e["line"]) for e in REPORT["equivalents_used"]}
     for e in EQUIVALENT:
-        assert (e["module"], e["function"], e["line"]) in used, e
+        if e["module"] in REPORT["modules"]:
+            assert (e["module"], e["function"], e["line"]) in used, e
         assert len(e["why"]) > 40, e
 
 
