@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: mutation release setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
+.PHONY: coverage mutation release setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,9 +19,11 @@ setup: $(STAMP)
 lab: setup
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
-## make test: the same set-up, then every test (unit tests and nbval over every notebook)
+## make test: the same set-up, then every test (unit tests and nbval over every notebook), spread over the machine's
+## CPUs by pytest-xdist (JOBS=0: all in this one process); --dist loadscope keeps each notebook's cells, in order, on one worker
+JOBS ?= auto
 test: setup
-	$(BIN)/python -m pytest -q tests notebooks $(NBVAL)
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadscope tests notebooks $(NBVAL)
 
 test-unit: setup
 	$(BIN)/python -m pytest -q tests
@@ -41,6 +43,12 @@ mutation: setup
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[mutation]"
 	rm -rf mutants
 	$(BIN)/python tools/mutation.py
+
+## make coverage: make test's tests and notebooks under coverage (with every process they start), combined with the
+## committed GPU data file of the H200 (data/coverage/<date>-h200.coverage); data/coverage/report.json
+coverage: setup
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[coverage]"
+	$(BIN)/python tools/coverage.py run
 
 ## make course: execute every notebook headless into HTML under build/course, timed against its limit
 ## (replay 120 s, live 6 min; data/course/<mode>.json), then open every page in Chromium: every figure present

@@ -70,7 +70,7 @@ def test_an_unknown_benchmark_lists_the_known_ones():
     assert r.returncode == 2 and "known: stream, rms, kda, mla, decode, pdl, host" in r.stdout + r.stderr
 
 
-@pytest.mark.skipif(not mode.is_live(), reason="needs a GPU")
+@pytest.mark.gpu
 @pytest.mark.parametrize("what", ["stream", "rms", "kda", "mla", "decode", "pdl", "host"])
 def test_every_bench_runs_to_its_end(what):
     p = subprocess.run([sys.executable, "-m", "launchlab", "bench", what], capture_output=True, text=True,

@@ -53,6 +53,7 @@ def test_the_local_hub_config_reads_only_what_run_hub_sets():
     assert '"dummy"' in src and '"simple"' in src and "127.0.0.1" in src
 
 
+@pytest.mark.reports
 def test_the_hub_report_says_every_learner_ran_and_the_hub_stopped():
     r = reliability.hub_report()
     assert r["learners"] == 3 and r["learners_ok"] == 3 and r["hub_stopped_cleanly"] and r["concurrent"]

@@ -54,3 +54,29 @@ def test_top_level_layout():
     for p in ("notebooks", "kernels", "lab_solutions", "tests", "environment.yml", "README.md",
               "pyproject.toml", "Makefile", "data", ".ci/run", "launchlab"):
         assert (ROOT / p).exists(), p
+
+
+def test_ci_checks_the_reports_it_regenerates_last():
+    """.ci/run keeps the committed browser and hub reports before it rewrites them, and its last step compares
+    them with the new ones and runs the report tests on the new ones (issue 27)."""
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()
+             if ln.strip() and not ln.strip().startswith("#")]
+    keep = next(i for i, ln in enumerate(lines) if ln.startswith("cp data/browser/report.json"))
+    assert "data/hub/report.json" in lines[keep] and keep < lines.index("make test") < lines.index("make test-browser")
+    assert lines[-1] == ".venv/bin/python tools/check_reports.py build/committed-reports"
+    assert lines.index("make hub-test") < len(lines) - 1
+
+
+def test_the_report_check_sees_a_changed_outcome(tmp_path):
+    import importlib.util
+    import json
+    spec = importlib.util.spec_from_file_location("check_reports", ROOT / "tools" / "check_reports.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name in ("browser", "hub"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "report.json").write_text((ROOT / "data" / name / "report.json").read_text())
+    assert all(old == new for _, _, old, new in mod.compare(tmp_path))
+    b = json.loads((tmp_path / "browser" / "report.json").read_text())
+    (tmp_path / "browser" / "report.json").write_text(json.dumps(dict(b, widgets_moved=b["widgets_moved"] + 1)))
+    assert [(n, f) for n, f, old, new in mod.compare(tmp_path) if old != new] == [("browser", "widgets_moved")]

@@ -140,3 +140,27 @@ def test_a_double_rounding_fix_in_an_array_leaves_the_other_elements_alone():
     a, b = np.uint32(1073323235).view(f32), np.uint32(855852666).view(f32)
     got = fb.fma32(np.array([a, 2.0], f32), np.array([b, 3.0], f32), np.array([1.0, 0.5], f32))
     assert got.dtype == f32 and got.tolist() == [float(np.nextafter(f32(1.0), f32(2.0))), 6.5]
+
+
+def test_ulp_distance_across_zero_counts_both_sides():
+    """-x and x are 2 x bits(x) steps apart (every float32 between them, through +0 and -0, counts once)."""
+    one = 0x3F800000
+    assert int(fb.ulp_distance(f32(-1.0), f32(1.0))) == 2 * one
+    assert int(fb.ulp_distance(f32(-0.0), f32(0.0))) == 0
+    assert int(fb.ulp_distance(f32(-2.0), f32(-1.0))) == 0x40000000 - one
+    tiny = np.nextafter(f32(0), f32(1))
+    assert int(fb.ulp_distance(-tiny, tiny)) == 2
+
+
+def test_fma32_on_exact_float32_midpoints():
+    """Two midpoint cases worked by hand. (1) 1 x 2^-24 + (1 + 2^-23) = 1 + 2^-23 + 2^-24 exactly: halfway, no
+    rounding error, and nearest-even is the upper neighbour 1 + 2^-22. (2) a x b = 25/16 x 1,006,633/2^20 =
+    1.5 + 2^-24 exactly (25 x 1,006,633 = 3 x 2^23 + 1), halfway between 1.5 (even) and 1.5 + 2^-23; c = 2^-60
+    is below half a float64 ulp of 1.5, so the float64 sum rounds back onto the midpoint and only the error term
+    (TwoSum's, = c) says to round up: 1.5 + 2^-23."""
+    assert float(fb.fma32(f32(1), f32(2.0 ** -24), f32(1 + 2.0 ** -23))) == 1 + 2.0 ** -22
+    a, b = f32(25 / 16), f32(1006633 / 2 ** 20)
+    assert Fraction(float(a)) * Fraction(float(b)) == 1 + Fraction(1, 2) + Fraction(1, 2 ** 24)
+    assert float(fb.fma32(a, b, f32(2.0 ** -60))) == 1.5 + 2.0 ** -23
+    assert float(fb.fma32(a, b, f32(-(2.0 ** -60)))) == 1.5
+    assert float(fb.fma32(a, b, f32(0))) == 1.5                                   # exactly halfway: to even

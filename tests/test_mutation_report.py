@@ -44,3 +44,30 @@ def test_the_score():
     judged = REPORT["mutants"] - REPORT["equivalent"]
     assert REPORT["score_pct"] == round(100 * (REPORT["killed"] + REPORT["timeout"]) / judged, 1)
     assert REPORT["score_pct"] >= 85
+
+
+# What issue 27 asks mutation testing to cover: the course's logic, module by module.
+SCOPE = ["launchlab/core/occupancy.py", "launchlab/core/launch.py", "launchlab/core/diagnosis.py",
+         "launchlab/kernels/splits.py", "launchlab/core/dumps.py", "launchlab/core/exercise.py",
+         "launchlab/faces/grading.py", "lab_solutions/lab_tests.py", "launchlab/sections/s09_lab/lab.py",
+         "lab_solutions/lab_reference.py", "launchlab/core/gates.py", "launchlab/core/recordings.py",
+         "launchlab/core/floatbits.py", "launchlab/core/timing.py"]
+
+
+def test_every_module_of_the_course_logic_is_covered():
+    assert sorted(REPORT["modules"]) == sorted(SCOPE)
+
+
+def test_what_is_left_out_of_mutation_says_why():
+    """A function kept out of mutation (`# pragma: no mutate block`) is live-only, the sandboxed run, or display
+    that nbval compares -- and says which, on its own line."""
+    import re
+    kept_out = {}
+    for module in SCOPE:
+        for n, line in enumerate((ROOT / module).read_text().splitlines(), 1):
+            if "pragma: no mutate" in line:
+                m = re.search(r"# pragma: no mutate(?: block)? \((live only|not scoring|display: nbval compares it)\)$",
+                              line)
+                assert m, f"{module}:{n} keeps code out of mutation without one of the reasons: {line.strip()}"
+                kept_out[f"{module}:{n}"] = m.group(1)
+    assert sorted(set(kept_out.values())) == ["display: nbval compares it", "live only", "not scoring"]

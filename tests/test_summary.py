@@ -21,7 +21,17 @@ def figs():
 
 def test_one_object_keyed_by_section(figs):
     assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
-                         "browser", "architecture", "course"]
+                         "browser", "architecture", "course", "tests"]
+
+
+def test_the_tests_figures_as_issue_27_asks(figs):
+    t = figs["tests"]
+    assert set(t) == {"mutation_score_pct", "mutants", "survivors_unexplained", "coverage_pct",
+                      "cli_subcommands_tested", "cli_subcommands", "figures_compared"}
+    assert t["mutation_score_pct"] >= 85 and t["survivors_unexplained"] == 0 and t["mutants"] > 3000
+    assert t["coverage_pct"] >= 80 and t["cli_subcommands_tested"] == t["cli_subcommands"] >= 18
+    from launchlab.core import plotted
+    assert t["figures_compared"] == plotted.in_notebooks()[1] >= 29
 
 
 def test_the_course_reads_as_issue_26_asks(figs):
@@ -82,6 +92,7 @@ def test_a_broken_recording_fails_loudly(tmp_path):
     assert p.returncode == 1 and "no recording 'device'" in p.stderr and "launchlab record device" in p.stderr
 
 
+@pytest.mark.reports
 def test_the_kept_browser_report_is_a_passing_run_over_every_notebook(figs):
     """data/browser/report.json is rewritten by every whole `make test-browser`; the one kept must cover every
     notebook, have moved every widget it found, and seen no console error."""
@@ -101,3 +112,14 @@ def test_achieved_occupancy_agrees_with_ncu(figs):
     assert figs["01"]["achieved_occupancy_vs_ncu_max_abs_pct"] == pytest.approx(achieved.recorded().max_abs_vs_ncu(),
                                                                                 rel=1e-3)
     assert figs["01"]["achieved_occupancy_vs_ncu_max_abs_pct"] <= 10
+
+
+def test_the_cli_count_reads_the_cases_the_cli_test_runs(tmp_path):
+    from launchlab.faces import testsuite
+    assert testsuite.cli_cases(tmp_path / "absent.py") is None                 # a learner's release: no tests
+    (tmp_path / "t.py").write_text("OTHER = {'x': 1}\nCASES = {'bench': 1, 'summary': 2}\n")
+    assert testsuite.cli_cases(tmp_path / "t.py") == {"bench", "summary"}
+    (tmp_path / "u.py").write_text("CASES = ['bench']\n")
+    assert testsuite.cli_cases(tmp_path / "u.py") == set()
+    from launchlab import __main__ as cli
+    assert testsuite.subcommands() == set(cli.subcommands()) and len(cli.subcommands()) >= 18

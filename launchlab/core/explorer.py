@@ -25,6 +25,8 @@ import textwrap
 import ipywidgets
 import matplotlib.pyplot as plt
 
+from launchlab.core import plotted
+
 WRAP = 110          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
 TEXT_STYLE = ('<pre class="launchlab-explorer-text" style="white-space: pre-wrap; word-break: normal; '
               'overflow-wrap: normal; margin: 0 0 4px 0; font-size: 12px">')
@@ -139,9 +141,10 @@ class Explorer:
         text, fig = self.render(**self.values())
         self._show(self._out, text, fig, close=False)   # displayed (as a PNG) before the preview marks it up
         preview = preview_png(text, fig)
+        described = "\n" + plotted.describe(fig) if fig is not None else ""
         plt.close(fig)
         rows = self.rows()
-        return ExplorerView(rows + [self._out], preview=preview, preview_text=wrap(text))
+        return ExplorerView(rows + [self._out], preview=preview, preview_text=wrap(text) + described)
 
     def rows(self) -> list:
         w = ipywidgets

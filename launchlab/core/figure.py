@@ -10,6 +10,8 @@ import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
+from launchlab.core import plotted
+
 # The course's figure style: drawn at 100 dpi and at most 9 inches wide, so a figure shows at its own size in a
 # notebook column of 900 px or more (a laptop's JupyterLab at 1366 x 768), where 10 pt type reads as 10 pt;
 # nothing on a figure is set below 9 pt (legibility() checks both).
@@ -93,3 +95,8 @@ def block_timelines(cases, sm_count: int = 132):
     axes[0][0].set_xlim(0, span * 1.02)          # one time axis for every panel: the speed-up is their widths
     fig.tight_layout(w_pad=2.6)
     return fig
+
+
+# In a notebook, every figure's plain text is its plotted data's fingerprint (launchlab.core.plotted): nbval
+# compares it with the committed one, so a plot that changed fails like a changed number.
+plotted.register()

@@ -99,7 +99,7 @@ class Timing:
                    d.get("label", ""), d.get("shared"))
 
 
-def _cupy():
+def _cupy():  # pragma: no mutate block (live only)
     mode.require_live("timing on the GPU")
     import cupy
     return cupy
@@ -108,7 +108,7 @@ def _cupy():
 _spin_state: dict = {}
 
 
-def spin(us: float, stream=None) -> None:
+def spin(us: float, stream=None) -> None:  # pragma: no mutate block (live only)
     """Queue a GPU-side wait of `us` microseconds on `stream` (the current one by default)."""
     cp = _cupy()
     if "buf" not in _spin_state:
@@ -118,7 +118,7 @@ def spin(us: float, stream=None) -> None:
 
 
 def events(fn: Callable[[], object], reps: int = 10, warmup: int = 3, stream=None, label: str = "",
-           preroll_us: float = 200.0, l2: str = "hot") -> Timing:
+           preroll_us: float = 200.0, l2: str = "hot") -> Timing:  # pragma: no mutate block (live only)
     """Time `fn()` (which enqueues GPU work on the current stream) with a pair of CUDA events per rep,
     each rep queued behind a `preroll_us` GPU spin so host launch overhead stays out of the window.
     l2="cold" records that fn itself rotates over buffers larger than the L2 (the caller's promise)."""
@@ -146,7 +146,7 @@ def events(fn: Callable[[], object], reps: int = 10, warmup: int = 3, stream=Non
     return Timing(out, method + ("-cold" if l2 == "cold" else ""), 1, label, sharing.note())
 
 
-def capture(fn: Callable[[], object], launches: int, stream):
+def capture(fn: Callable[[], object], launches: int, stream):  # pragma: no mutate block (live only)
     """Capture `launches` calls of fn into a CUDA graph on `stream` (a non-default stream)."""
     with stream:
         stream.begin_capture()
@@ -158,7 +158,7 @@ def capture(fn: Callable[[], object], launches: int, stream):
     return g
 
 
-def mark(stream=None):
+def mark(stream=None):  # pragma: no mutate block (live only)
     """A timing event recorded on `stream` (default: the current one) now. While the stream is being captured
     it becomes a node of the graph (cudaEventRecordExternal), stamped at each replay when the work before it
     is done: marks between launches time each launch inside a graph. A mark is not free -- see
@@ -176,7 +176,7 @@ def mark(stream=None):
     return ev
 
 
-def _replay(g, stream, launches: int, reps: int, warmup: int) -> list[float]:
+def _replay(g, stream, launches: int, reps: int, warmup: int) -> list[float]:  # pragma: no mutate block (live only)
     """Replay a captured graph `warmup` times, then `reps` times between two events: us per launch."""
     cp = _cupy()
     for _ in range(warmup):
@@ -194,7 +194,7 @@ def _replay(g, stream, launches: int, reps: int, warmup: int) -> list[float]:
 
 
 def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup: int = 2,
-          label: str = "") -> Timing:
+          label: str = "") -> Timing:  # pragma: no mutate block (live only)
     """Per-launch time of `fn` from replays of a CUDA graph holding `launches` calls of it."""
     cp = _cupy()
     if launches < 1 or reps < 1:
@@ -206,7 +206,7 @@ def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup:
     return Timing(_replay(g, stream, launches, reps, warmup), "graph", launches, label, sharing.note())
 
 
-def torch_graph(calls, launches: int, reps: int) -> list[float]:
+def torch_graph(calls, launches: int, reps: int) -> list[float]:  # pragma: no mutate block (live only)
     """Per-call us of `launches` calls (cycling through `calls`) captured in one PyTorch CUDA graph: how the
     course times a PyTorch peer without its host dispatch (torch is imported only here)."""
     import torch
@@ -248,7 +248,7 @@ def copies_for(footprint_bytes: int, l2_bytes: int, margin: int = L2_MARGIN) -> 
 
 
 def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None, reps: int = 10,
-               warmup: int = 2, label: str = "") -> Timing:
+               warmup: int = 2, label: str = "") -> Timing:  # pragma: no mutate block (live only)
     """Per-launch time with a cold L2: a CUDA graph of launches that cycle through `fns` (each launches the
     kernel on its own copy of the buffers; build them with copies_for). `launches` is rounded up to a whole
     number of cycles so every copy runs equally often."""

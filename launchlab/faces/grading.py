@@ -54,7 +54,7 @@ class GradingError(RuntimeError):
     pass
 
 
-def otter_available() -> bool:
+def otter_available() -> bool:  # pragma: no mutate block (not scoring)
     try:
         import otter  # noqa: F401
     except ImportError:
@@ -62,7 +62,7 @@ def otter_available() -> bool:
     return True
 
 
-def _env() -> dict:
+def _env() -> dict:  # pragma: no mutate block (not scoring)
     return dict(os.environ, LAUNCHLAB_MODE="replay", PYTHONPATH=os.pathsep.join(
         [str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
@@ -74,7 +74,7 @@ class Assigned:
     zip: Path                # what the grader runs
 
 
-def assign(out: Path, master: Path = MASTER) -> Assigned:
+def assign(out: Path, master: Path = MASTER) -> Assigned:  # pragma: no mutate block (not scoring)
     """`otter assign` on the master into `out` (emptied first); runs the master's tests against its solutions."""
     if not otter_available():
         raise GradingError("otter-grader is not installed: `make grade` installs it (pip install -e .[grade])")
@@ -88,7 +88,7 @@ def assign(out: Path, master: Path = MASTER) -> Assigned:
     return Assigned(out / "student" / master.name, out / "autograder" / master.name, zips[-1])
 
 
-def comparable(nb_path: Path) -> dict:
+def comparable(nb_path: Path) -> dict:  # pragma: no mutate block (not scoring)
     """What must not drift between the committed learner copy and otter's: every cell's type, source and
     otter's locks, and the embedded public tests. Outputs and execution counts are the course's (replay)."""
     nb = json.loads(Path(nb_path).read_text())
@@ -98,7 +98,7 @@ def comparable(nb_path: Path) -> dict:
     return {"cells": cells, "otter": nb["metadata"].get("otter")}
 
 
-def drift(committed: Path = LEARNER, generated: Path | None = None) -> list[str]:
+def drift(committed: Path = LEARNER, generated: Path | None = None) -> list[str]:  # pragma: no mutate block (not scoring)
     """Differences between the committed learner notebook and what `otter assign` generates now."""
     with tempfile.TemporaryDirectory() as d:
         gen = generated or assign(Path(d) / "dist").student
@@ -114,7 +114,7 @@ def drift(committed: Path = LEARNER, generated: Path | None = None) -> list[str]
     return out
 
 
-def refresh_learner() -> Path:
+def refresh_learner() -> Path:  # pragma: no mutate block (not scoring)
     """Regenerate notebooks/09 from the master and execute it in replay (the committed outputs)."""
     with tempfile.TemporaryDirectory() as d:
         a = assign(Path(d) / "dist")
@@ -140,17 +140,17 @@ def _instructor(path: Path, name: str):
 
 def tests():
     """The hidden tests and the reference arithmetic, loaded from the instructor's tree (never a learner's)."""
-    return _instructor(TESTS, "launchlab_lab_tests")
+    return _instructor(TESTS, "lab_solutions.lab_tests")
 
 
 def reference():
     """The lab's reference answers, the audit's arithmetic done right (the instructor's tree)."""
-    return _instructor(ROOT / "lab_solutions" / "lab_reference.py", "launchlab_lab_reference")
+    return _instructor(ROOT / "lab_solutions" / "lab_reference.py", "lab_solutions.lab_reference")
 
 
 def fixtures():
     """The grader's own test submissions: wrong answers, cheats and hard cases (the instructor's tree)."""
-    return _instructor(FIXTURES_FILE, "launchlab_lab_fixtures")
+    return _instructor(FIXTURES_FILE, "lab_solutions.lab_fixtures")
 
 
 def answer_names(t) -> list[str]:
@@ -159,7 +159,7 @@ def answer_names(t) -> list[str]:
 
 # ------------------------------------------------------------------ step 1: the submission, sandboxed
 def collect(submission: Path, work: Path, names: list[str], sandboxed: bool, cell_timeout: float,
-            total_timeout: float, hide: tuple[Path, ...] = ()) -> dict | str:
+            total_timeout: float, hide: tuple[Path, ...] = ()) -> dict | str:  # pragma: no mutate block (not scoring)
     """Run the submission (a copy in `work`) and read its answers: the collected JSON, or why there is none."""
     import signal
     work.mkdir(parents=True, exist_ok=True)
@@ -254,7 +254,7 @@ def score(collected: dict | str, ref: dict, t, learner: str = "") -> Graded:
 
 
 def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: float = 120,
-              total_timeout: float = 600, hide: tuple[Path, ...] = ()) -> Graded:
+              total_timeout: float = 600, hide: tuple[Path, ...] = ()) -> Graded:  # pragma: no mutate block (not scoring)
     """One submission: run it in the sandbox for its answers, then score them here."""
     submission = Path(submission)
     t0 = time.perf_counter()
@@ -272,7 +272,7 @@ def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: flo
 
 
 def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int = 2, timeout: float = 120,
-                 sandboxed: bool | None = None) -> tuple[Path, list[Graded], float]:
+                 sandboxed: bool | None = None) -> tuple[Path, list[Graded], float]:  # pragma: no mutate block (not scoring)
     """Grade every *.ipynb in `folder`: grades.csv, feedback/<learner>.txt and report/<learner>.txt under `out`;
     (csv, rows, seconds). `timeout` is per cell. Each submission runs in the sandbox (launchlab.faces.sandbox);
     where there is none, grading refuses unless `sandboxed=False` says to go ahead without one."""
@@ -320,7 +320,7 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
 REPORT = Path(_LAB.graded["report"])
 
 
-def _tree_digest() -> str:
+def _tree_digest() -> str:  # pragma: no mutate block (not scoring)
     """One sha256 over the course tree a submission must not change (package, instructor files, recordings)."""
     import hashlib
     h = hashlib.sha256()
@@ -332,7 +332,7 @@ def _tree_digest() -> str:
 
 
 def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-benchmark",
-              report: Path = REPORT, sandboxed: bool | None = None, cell_timeout: float = 20) -> dict:
+              report: Path = REPORT, sandboxed: bool | None = None, cell_timeout: float = 20) -> dict:  # pragma: no mutate block (not scoring)
     """Grade n submissions -- the master's solutions, the blank learner copy, every wrong fixture and every
     cheat, cycled -- as `make grade` would (assign included), timed on this machine; then one blank more, graded
     after all of them, and the course tree compared with before (did any submission reach a later one?). The
@@ -394,7 +394,7 @@ def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-be
     return rep
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
     import argparse
     ap = argparse.ArgumentParser(prog="python -m launchlab grade")
     ap.add_argument("folder", nargs="?")

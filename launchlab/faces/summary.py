@@ -5,7 +5,8 @@ name (`_us`, `_tbs`, `_pct`, `_ns`; ratios and counts bare). Every section's man
 figures (launchlab.sections); the summary reads the committed recordings whatever the mode, so it is the same on a laptop,
 in CI and on a GPU machine. "architecture" is measured from the package's tree (launchlab.faces.architecture).
 "browser" is read from the last `make test-browser` report
-(data/browser/report.json, kept in the repo).
+(data/browser/report.json, kept in the repo). "tests" is how well the tests catch bugs, read from the mutation
+and coverage reports (launchlab.faces.testsuite).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import math
 
 from launchlab import sections
 from launchlab.core import paths
-from launchlab.faces import architecture, reading, reliability
+from launchlab.faces import architecture, reading, reliability, testsuite
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
 
@@ -57,6 +58,7 @@ def figures(data_dir=None) -> dict:
                           "console_errors": r["console_errors"], "notebooks_failed": len(r["failed"])}
     out["architecture"] = architecture.headline()     # measured from the package's tree, not a recording
     out["course"] = reading.headline()                # measured from the committed notebooks
+    out["tests"] = testsuite.headline()               # read from the tests' committed reports (issue 27)
     return out
 
 

@@ -93,7 +93,7 @@ class LabData:
         return [p for p in self.sweep if p.knob == knob]
 
 
-def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4, reps: int = 3) -> SweepPoint:
+def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4, reps: int = 3) -> SweepPoint:  # pragma: no mutate block (live only)
     model.overrides = {knob: v}
     try:
         log = model.launches(ctx)
@@ -106,12 +106,12 @@ def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4, reps: int = 
         model.overrides = {}
 
 
-def _sweep(model, ctx: int, tokens: int = 4, reps: int = 3) -> list[SweepPoint]:
+def _sweep(model, ctx: int, tokens: int = 4, reps: int = 3) -> list[SweepPoint]:  # pragma: no mutate block (live only)
     return [_sweep_one(model, ctx, knob, v, tokens, reps) for knob, values in SWEEPS.items() for v in values]
 
 
 def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS, pairs: int = 3, reps: int = 3,
-            profile_reps: int = 10, tokens: int = onebinary.EVAL_TOKENS, sweep_reps: int = 3) -> LabData:
+            profile_reps: int = 10, tokens: int = onebinary.EVAL_TOKENS, sweep_reps: int = 3) -> LabData:  # pragma: no mutate block (live only)
     mode.require_live("measuring the lab's decode step")
     import cupy as cp
     main, fixed = gates.preset("main"), gates.preset("fixed")
@@ -157,7 +157,7 @@ KNOBS = {"rms_block": "the norm's block (threads)", "kda_bv": "the KDA value til
 _live: dict = {}
 
 
-def _live_point(knob: str, value: int) -> SweepPoint:
+def _live_point(knob: str, value: int) -> SweepPoint:  # pragma: no mutate block (live only)
     """Relaunch now: the step under `main` with one override, graph-timed (the model is built once)."""
     if "model" not in _live:
         _live["model"] = decode.build(decode.Config(), ctx=CTX, extra=9)
@@ -169,7 +169,7 @@ def point(d: LabData, knob: str, value: int) -> tuple[SweepPoint, str]:
     """One point of the lab's sweep: relaunched now (live) or the recorded one (replay), and where it came from."""
     if knob not in SWEEPS or value not in SWEEPS[knob]:
         raise ValueError(f"{knob}={value!r} is not a swept point; {knob} takes {SWEEPS.get(knob)}")
-    return DOOR.choose(live=lambda: (_live_point(knob, value), "measured now"),
+    return DOOR.choose(live=lambda: (_live_point(knob, value), "measured now"),  # pragma: no mutate (live only)
                        replay=lambda: (next(p for p in d.swept(knob) if p.value == value), "recorded on the H200"))
 
 
@@ -237,7 +237,7 @@ def _answered(*xs) -> bool:
     return all(x is not None and x is not Ellipsis for x in xs)
 
 
-def show_table(table, flagged=None) -> None:
+def show_table(table, flagged=None) -> None:  # pragma: no mutate block (display: nbval compares it)
     """Print a learner's table (step 1), with its occupancy column and flags once they exist (step 2)."""
     if not _answered(table) or not isinstance(table, list):
         print("(the table is not built yet: fill in the cell above)")
@@ -256,7 +256,7 @@ def show_table(table, flagged=None) -> None:
     print(f"{len(table)} launch shapes, {sum(r['calls'] for r in table):,} launches per token")
 
 
-def show_ranking(table, ranking, top: int = 6) -> None:
+def show_ranking(table, ranking, top: int = 6) -> None:  # pragma: no mutate block (display: nbval compares it)
     """Print the top of a learner's ranking (step 3) beside the profiler's order by time."""
     if not _answered(table, ranking) or not isinstance(ranking, list):
         print("(the ranking is not built yet: fill in the cell above)")

@@ -1,0 +1,392 @@
+"""The lab's scoring and feedback, without the sandbox (issue 27: mutation testing of grading's scoring).
+
+The answers are plain values, as the sandboxed run hands them over: the right ones are the reference values
+typed in to 4 significant figures (lab_fixtures.pasted_answers); each wrong answer below loses the points worked
+out by hand from the question's checks (lab_solutions/lab_tests.py), on both sides of each tolerance, and the
+feedback says which check lost them, word for word."""
+import copy
+
+import pytest
+
+from launchlab.faces import grading
+
+t = grading.tests()
+fx = grading.fixtures()
+REF: dict = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _reference():
+    """The reference values, computed in the test run itself (not at import), from the lab's recording."""
+    REF.clear()
+    REF.update(t.references())
+    yield
+
+
+def right() -> dict:
+    ns: dict = {}
+    exec(fx.pasted_answers(REF), ns)
+    ns.pop("__builtins__")
+    return ns
+
+
+def lost(**changes) -> dict:
+    """{question: points lost} when the answers are the right ones with `changes`."""
+    a = right()
+    for k, v in changes.items():
+        a[k] = v(a[k]) if callable(v) else v
+    checks = t.score({n: a.get(n) for n in grading.answer_names(t)}, REF)
+    return {q: t.POINTS[q] - sum(p for p, ok, _ in c if ok) for q, c in checks.items()
+            if sum(p for p, ok, _ in c if ok) != t.POINTS[q]}
+
+
+def scaled(key: str, rel: float, i: int = 1):
+    def f(rows):
+        rows = copy.deepcopy(rows)
+        rows[i][key] *= 1 + rel
+        return rows
+    return f
+
+
+def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_measured():
+    g = grading.score({"answers": {k: {"value": v} for k, v in right().items()}}, REF, t, "ada")
+    assert g.total == g.out_of == 20 and g.status == "ok" and g.learner == "ada"
+    assert g.feedback.split("\n") == [f"{q}: {p:g} / {p:g}" for q, p in t.POINTS.items()]
+    assert REF["verdict"] == "faster" and REF["flagged"][0] == "decode_ops:add_inplace [28] 256"
+    assert REF["ranking"][:3] == ["rms_norm:rms_norm_f32 [1] 128", "mla_decode:mla_split [129, 1, 1] 128",
+                                  "kda_decode:kda_walk<0> [1, 12] 128"]
+
+
+@pytest.mark.parametrize("changes, want", [
+    # q1: the table
+    (dict(table=lambda rows: rows[1:]), {"q1": 2}),                         # a row (and its calls) dropped
+    (dict(table=scaled("ms_per_token", 2e-3)), {"q1": 1}),                  # one row's time 0.2 % off
+    (dict(table=scaled("ms_per_token", 5e-4)), {}),                         # 0.05 %: inside 1e-3
+    (dict(table=scaled("ms_per_token", -2e-3)), {"q1": 1}),                 # too small counts too
+    (dict(table=lambda rows: [dict(r, calls=r["calls"] + (i == 1)) for i, r in enumerate(rows)]), {"q1": 2}),
+    (dict(table=lambda rows: [{k: v for k, v in r.items() if k != "calls"} for r in rows]), {"q1": 2}),
+    (dict(table="a table"), {"q1": 2, "q2": 1}),
+    (dict(table=[]), {"q1": 2, "q2": 1}),
+    # q2: occupancy, wave fill, flagged
+    (dict(table=scaled("occupancy", 2e-3)), {"q2": 1}),
+    (dict(table=scaled("wave_fill", -2e-3)), {"q2": 1}),
+    (dict(table=lambda rows: [dict(r, occupancy=None) if i == 1 else r for i, r in enumerate(rows)]), {"q2": 1}),
+    (dict(table=lambda rows: [dict(r, occupancy=0.5) if i == 0 else r for i, r in enumerate(rows)]), {"q2": 1}),
+    (dict(flagged=lambda f: f[1:]), {"q2": 1}),
+    (dict(flagged=lambda f: list(reversed(f))), {}),                        # the order does not matter
+    (dict(flagged="all of them"), {"q2": 1}),
+    # q3: ranking and offender
+    (dict(ranking=lambda r: [r[1], r[0]] + r[2:]), {"q3": 2}),
+    (dict(ranking=lambda r: r[:2] + [r[3], r[2]] + r[4:]), {"q3": 1}),
+    (dict(ranking=lambda r: r[:3]), {}),                                    # the top three are what counts
+    (dict(ranking=[1, 2, 3]), {"q3": 2}),
+    (dict(ranking=[]), {"q3": 2}),
+    (dict(offender="mla_decode:mla_split [129, 1, 1] 128"), {"q3": 2}),   # no byte count: q4 reads the top
+    (dict(offender="kda_decode:kda_walk<0> [1, 12] 128"), {"q3": 2, "q4": 2}),   # q4 follows this offender
+    # q4: the diagnosis of the offender
+    (dict(floor_us=lambda v: v * 1.06), {"q4": 1}), (dict(floor_us=lambda v: v * 1.04), {}),
+    (dict(floor_us=lambda v: v * 0.94), {"q4": 1}),
+    (dict(measured_us=lambda v: v * 1.02), {"q4": 1}), (dict(measured_us=lambda v: v * 1.005), {}),
+    (dict(ratio=lambda v: v * 0.94), {"q4": 1}), (dict(ratio=lambda v: v * 1.04), {}),
+    (dict(spread_pct=lambda v: v + 0.05 + 0.1 * v + 0.01), {"q4": 1}),
+    (dict(spread_pct=lambda v: v - 0.05 - 0.1 * v - 0.01), {"q4": 1}),
+    (dict(spread_pct=lambda v: v + 0.05 + 0.1 * v - 0.01), {}),
+    (dict(spread_pct=True), {"q4": 1}), (dict(spread_pct="0.34"), {"q4": 1}),
+    (dict(diagnosis="contention"), {"q4": 1}),
+    (dict(ruled_out=["arithmetic"]), {"q4": 1}), (dict(ruled_out=["arithmetic", "contention"]), {}),
+    (dict(ruled_out="contention, arithmetic"), {"q4": 1}), (dict(ruled_out=["contention", 1]), {"q4": 1}),
+    (dict(floor_us=True), {"q4": 1}),
+    # q5: the axes
+    (dict(axes=lambda a: dict(a, rms_norm=dict(a["rms_norm"], no_cross_block_reduction=True))), {"q5": 1}),
+    (dict(axes=lambda a: {k: v for k, v in a.items() if k != "kda_step"}), {"q5": 1}),
+    (dict(axes=lambda a: dict(a, extra={})), {"q5": 1}),
+    (dict(axes=lambda a: dict(a, kda_step="yes")), {"q5": 1}),
+    (dict(axes=lambda a: {k: dict(v, note="mine") for k, v in a.items()}), {}),   # extra keys are ignored
+    (dict(offender_fails="layout_unchanged"), {"q5": 1}),
+    # q6: the ABBA
+    (dict(reps_main=lambda r: [r[0] * 1.01] + r[1:]), {"q6": 1}),
+    (dict(reps_fix=lambda r: r[:2]), {"q6": 1}),
+    (dict(reps_fix=lambda r: list(reversed(r))), {}),
+    (dict(reps_main=lambda r: r + ["x"]), {"q6": 1}),
+    (dict(gain_ms=lambda v: v * 1.02), {"q6": 1}), (dict(gain_ms=lambda v: v * 0.98), {"q6": 1}),
+    (dict(spread_ms=lambda v: v * 1.02), {"q6": 1}),
+    (dict(verdict="slower"), {"q6": 1}), (dict(verdict="better"), {"q6": 2}),
+    # q7: the bit-identity claim
+    (dict(claim="not bit-identical"), {"q7": 1}), (dict(claim="identical"), {"q7": 2}),
+    (dict(evidence="tolerance"), {"q7": 1}), (dict(evidence="allclose"), {"q7": 2}),
+    (dict(depths=[2048]), {"q7": 1}), (dict(depths=[2048, 2048]), {"q7": 1}),
+    (dict(depths=[2048, 8192]), {"q7": 1}), (dict(depths="2048, 131072"), {"q7": 2}),
+    # q8: the head-derived sites
+    (dict(head_sites=lambda s: s[1:]), {"q8": 2}),                          # the fine one left off
+    (dict(head_sites=lambda s: s[:-1]), {"q8": 1}),
+    (dict(head_sites="kernels/decode.py"), {"q8": 2}),
+    (dict(fine_site="kernels/decode.py:step grid=(c.mla_heads + 1,)"), {"q8": 1}),
+    (dict(fine_site="kernels/decode.py:step grid=(c.kda_heads,)"), {}),       # the lab's own format
+    # q9
+    (dict(largest_measured="RMS_WIDE"), {"q9": 1}), (dict(why_differ="noise"), {"q9": 1}),
+])
+def test_each_wrong_answer_loses_exactly_its_points(changes, want):
+    assert lost(**changes) == want
+
+
+def test_each_checks_message_is_what_the_learner_reads():
+    a = right()
+    a.update(verdict="better", depths=[2048], why_differ="noise")
+    checks = t.score(a, REF)
+    failed = {q: [m for p, ok, m in c if not ok] for q, c in checks.items() if any(not ok for _, ok, _ in c)}
+    assert failed == {
+        "q6": ["reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict",
+               "spread_ms and verdict: faster only when the gap is wider than the wider arm's range"],
+        "q7": ["a bit-identity claim rests on bytes compared (cmp), at more than one depth where they matched"],
+        "q9": ["why_differ: the spreads are a few microseconds and the column is the right one -- what does idle "
+               "SM-time say about what a fix can win?"]}
+    axes = dict(right()["axes"], mla_split={"no_cross_block_reduction": True, "no_duplicated_reads": True,
+                                            "layout_unchanged": True})
+    (_, ok, msg), _ = t.q5({"axes": axes, "offender_fails": "no_cross_block_reduction"}, REF)
+    assert not ok and msg == ("axes: the three properties for each candidate (mla_split: softmax over the context "
+                              "is a reduction: splits need a combine, which reassociates (not bit-identical across "
+                              "split counts, §8).)")
+
+
+def test_an_answer_a_check_cannot_read_costs_its_question_and_says_why():
+    a = right()
+    a["depths"] = [2048, 131072, [1]]                   # two depths, and a list that set() cannot hash
+    checks = t.score(a, REF)
+    assert checks["q7"] == [(2, False, "the answers of q7 could not be read (TypeError: unhashable type: 'list')")]
+    assert all(ok for q in t.QUESTIONS if q != "q7" for _, ok, _ in checks[q])
+
+
+def test_plain_answers_and_missing_ones():
+    values, missing = grading._plain_answers({"answers": {
+        "x": {"value": 1}, "y": {"__missing__": "not answered yet"}, "z": 5, "w": {"other": 1},
+        "v": {"value": None}}})
+    assert values == {"x": 1, "v": None}
+    assert missing == {"y": "not answered yet", "z": "not an answer", "w": "not an answer"}
+    assert grading._plain_answers({}) == ({}, {}) and grading._plain_answers({"answers": None}) == ({}, {})
+
+
+def test_feedback_for_a_blank_a_raising_and_a_timed_out_step():
+    collected = {"answers": {"table": {"__missing__": "not answered yet"}},
+                 "events": [{"step": "q1", "error": "RuntimeError", "message": "unfinished"},
+                            {"step": "q5", "error": "timeout", "message": "ran past its time limit (15 s)"},
+                            {"step": "q2", "error": "ValueError", "message": "not this one"}]}
+    g = grading.score(collected, REF, t, "bob")
+    assert g.total == 0 and g.out_of == 20 and g.points == {q: 0.0 for q in t.QUESTIONS}
+    fb = g.feedback.split("\n")
+    q1 = fb[:fb.index("q2: 0 / 2")]
+    assert q1 == ["q1: 0 / 2", "  `table` not answered yet", "  your cell raised RuntimeError: unfinished",
+                  "  lost 1: " + t.q1({"table": None}, REF)[0][2], "  lost 1: " + t.q1({"table": None}, REF)[1][2]]
+    assert "  a cell of this step ran past its time limit (15 s)" in fb
+    assert "  `offender` not defined (the notebook stopped before it, or never assigned it)" in fb
+    assert "passed" not in g.feedback and "  FAILED (1): " in g.report and g.report.endswith("answers: {}")
+
+
+def test_a_run_that_failed_is_scored_zero_with_its_status():
+    g = grading.score("timeout after 600 s", REF, t, "cy")
+    assert g.status == "timeout after 600 s" and g.total == 0 and g.out_of == 20
+    full = grading.score({"answers": {k: {"value": v} for k, v in right().items()}}, REF, t)
+    assert full.status == "ok" and "  passed (1): " in full.report and full.points["q4"] == 3.0
+
+
+def test_the_points_add_up_and_every_answer_name_is_asked():
+    assert sum(t.POINTS.values()) == 20 and set(t.POINTS) == set(t.QUESTIONS) == set(t.ANSWERS)
+    assert grading.answer_names(t) == sorted({n for names in t.ANSWERS.values() for n in names})
+    assert len(grading.answer_names(t)) == 24
+
+
+def test_the_reference_values_worked_out_apart_from_lab_tests():
+    """references() against the lab's recording read here directly, and the lab's facts: the right answers of
+    the scoring tests above come from it, so it is checked on its own."""
+    import json
+    import statistics
+    from pathlib import Path
+
+    from launchlab.core import diagnosis
+    REF = t.references()                      # computed in this test: a mutant of it reaches this test
+    raw = json.loads((Path(__file__).resolve().parent.parent / "data" / "recordings" / "lab.json").read_text())
+    lab = raw["data"]["lab"]
+
+    def arm_ms(fix, which):                       # A = the fix, B = main; each rep's median, in ms
+        ab = fix["abba"]
+        return [statistics.median(r["reps_us"]) / 1e3 for o, r in zip(ab["order"], ab["results"]) if o == which]
+    fixes = {f["gate"]: f for f in lab["fixes"]}
+    rms = fixes["RMS_WIDE"]
+    assert REF["reps_main"] == arm_ms(rms, "B") and REF["reps_fix"] == arm_ms(rms, "A") and len(REF["reps_main"]) == 3
+    assert REF["gain_ms"] == statistics.median(arm_ms(rms, "B")) - statistics.median(arm_ms(rms, "A"))
+    assert REF["spread_ms"] == max(max(arm_ms(rms, w)) - min(arm_ms(rms, w)) for w in "AB")
+    assert REF["verdict"] == "faster" and REF["gain_ms"] > REF["spread_ms"]
+    assert REF["gains"] == {g: statistics.median(arm_ms(fixes[g], "B")) - statistics.median(arm_ms(fixes[g], "A"))
+                            for g in ("RMS_WIDE", "MLA_FLOOR", "KDA_VT")}
+    assert REF["identical_depths"] == [2048, 131072] and REF["fine_kernel"] == "decode_ops:kda_prep"
+    assert REF["head_sites"] == ["kernels/decode.py:step grid=(c.kda_heads,)",
+                                 "kernels/decode.py:step grid=(c.mla_heads + 1,)", "kernels/decode.py:step grid=n",
+                                 "kernels/kda_contrast.py:step grid=p.grid", "kernels/kda_decode.py:step grid=p.grid",
+                                 "kernels/mla.py:combine grid=p.combine_grid", "kernels/mla.py:split grid=p.grid"]
+    assert REF["axes"] == {"rms_norm": {"no_cross_block_reduction": False, "no_duplicated_reads": True,
+                                        "layout_unchanged": True},
+                           "kda_step": {"no_cross_block_reduction": True, "no_duplicated_reads": True,
+                                        "layout_unchanged": True},
+                           "mla_split": {"no_cross_block_reduction": False, "no_duplicated_reads": True,
+                                         "layout_unchanged": True}}
+    assert set(REF["axes_why"]) == set(REF["axes"]) and all(len(w) > 40 for w in REF["axes_why"].values())
+    # the table: every launch of the step once, occupancy blocks / 132 at most 1, None for cuBLAS
+    assert sum(r["calls"] for r in REF["table"]) == 1729 and set(REF["table"][0]) == {
+        "kernel", "grid", "block", "calls", "ms_per_token", "occupancy", "wave_fill"}
+    for r in REF["table"]:
+        if r["grid"] is None:
+            assert r["occupancy"] is None and r["wave_fill"] is None
+        else:
+            blocks = 1
+            for g in r["grid"]:
+                blocks *= g
+            assert r["occupancy"] == min(blocks, 132) / 132 and 0 < r["wave_fill"] <= r["occupancy"]
+    flagged = sorted(f"{r['kernel']} {r['grid']} {r['block']}" for r in REF["table"]
+                     if r["occupancy"] is not None and r["occupancy"] < 0.5)
+    assert REF["flagged"] == flagged and len(flagged) >= 10
+    # the offender's diagnosis: 3 x 7,168 x 4 B at the recorded copy bandwidth, plus one launch
+    d = REF["diagnoses"]["rms_norm:rms_norm_f32 [1] 128"]
+    assert d["floor_us"] == pytest.approx(86016 / (lab["copy_tbs"] * 1e6) + lab["launch_us"], rel=1e-12)
+    reps = max((r for r in lab["profile"]["rows"] if r["kernel"] == "rms_norm:rms_norm_f32"
+                and list(r["grid"]) == [1] and r["block"] == 128), key=lambda r: r["calls"])["reps_us"]
+    assert d["measured_us"] == statistics.median(reps) and d["ratio"] == d["measured_us"] / d["floor_us"]
+    assert d["spread_pct"] == pytest.approx(100 * diagnosis.robust_spread(reps), rel=1e-12)
+    assert set(REF["diagnoses"]) <= set(REF["ranking"]) and "mla_decode:mla_split [129, 1, 1] 128" not in REF[
+        "diagnoses"]
+
+
+def test_a_full_step_shows_no_error_lines_and_the_report_keeps_4000_characters_of_answers():
+    answers = {"answers": {k: {"value": v} for k, v in right().items()},
+               "events": [{"step": "q6", "error": "RuntimeError", "message": "after the answers"}]}
+    g = grading.score(answers, REF, t)
+    assert g.learner == "" and g.total == 20 and "your cell raised" not in g.feedback
+    head, tail = g.report.split("\n\nanswers: ")
+    assert head.split("\n")[:3] == ["q1: 2 / 2", "  passed (1): " + t.q1({"table": None}, REF)[0][2],
+                                    "  passed (1): " + t.q1({"table": None}, REF)[1][2]]
+    assert len(tail) == 4000 and tail.startswith('{"table": [{"kernel": "cublas:gemmEx"')
+
+
+def test_the_instructors_files_load_under_their_own_names_or_refuse(tmp_path):
+    assert grading.reference().__name__ == "lab_solutions.lab_reference"
+    assert grading.tests().__name__ == "lab_solutions.lab_tests"
+    assert grading.fixtures().__name__ == "lab_solutions.lab_fixtures"
+    assert t.reference_module().__name__ == "lab_solutions.lab_reference"
+    assert grading.reference().__file__ == str(grading.ROOT / "lab_solutions" / "lab_reference.py")
+    assert grading.fixtures().__file__ == str(grading.FIXTURES_FILE) and grading.tests().__file__ == str(grading.TESTS)
+    with pytest.raises(grading.GradingError) as e:
+        grading._instructor(tmp_path / "nope.py", "x")
+    assert str(e.value) == (f"{tmp_path / 'nope.py'} is not here: grading needs the instructor's tree, not a learner "
+                            f"release")
+
+
+MESSAGES = {
+    "q1": ["table: one dict per launch shape with kernel, grid, block, calls and ms_per_token, whose calls add up to "
+           "every launch of the step (1,729 per token)",
+           "table: one row per (kernel, grid, block), its calls and ms per token summed over the roles that share the "
+           "shape"],
+    "q2": ["occupancy: blocks / SMs at most 1 (blocks = the product of the grid), and wave_fill: blocks / (SMs x the "
+           "kernel's resident blocks per SM) at most 1; None exactly for cuBLAS's rows",
+           "flagged: every row under 50 % occupancy, the fine ones too, named by lab.key(row)"],
+    "q3": ["ranking: keys from lab.key(row); the offender is its top",
+           "ranking: by ms x (1 - wave_fill), cuBLAS left out; the kernel that is fine is flagged, not the offender"],
+    "q4": ["floor_us (bytes / bandwidth + a launch), measured_us (the median of the row's reps) and their ratio, for "
+           "your offender",
+           "spread_pct: a median needs its spread -- the robust spread over the reps, in %",
+           "diagnosis: far off its floor and tight over the reps -- which alternatives does that rule out?"],
+    "q5": ["axes: the three properties for each candidate (rms_norm: sum(x^2) spans the whole row: splitting it "
+           "across blocks needs a cross-block reduction. The fix stays in one block and widens it (§2).)",
+           "offender_fails: which property does splitting a norm's row across blocks break?"],
+    "q6": ["reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict",
+           "gain_ms: the median of main's reps minus the median of the fix's",
+           "spread_ms and verdict: faster only when the gap is wider than the wider arm's range"],
+    "q7": ["claim, evidence and depths, in the forms the step asks for",
+           "a bit-identity claim rests on bytes compared (cmp), at more than one depth where they matched"],
+    "q8": ["head_sites: the fine one is on the list too",
+           "head_sites: every launch whose grid derives from a head count; fine_site: main's KDA geometry that is "
+           "fine (kda_prep: grid = n_head, 2 us a call)"],
+    "q9": ["largest_measured: the gate whose ABBA gained the most ms/token",
+           "why_differ: the spreads are a few microseconds and the column is the right one -- what does idle "
+           "SM-time say about what a fix can win?"]}
+
+
+def test_every_check_says_what_the_learner_reads_word_for_word():
+    blank = {n: None for n in grading.answer_names(t)}
+    blank["table"] = []
+    checks = t.score(blank, REF)
+    assert {q: [m for _, _, m in c] for q, c in checks.items()} == MESSAGES
+    assert all(not ok for c in checks.values() for _, ok, _ in c)
+    assert {q: [p for p, _, _ in c] for q, c in checks.items()} == {
+        "q1": [1, 1], "q2": [1, 1], "q3": [1, 1], "q4": [1, 1, 1], "q5": [1, 1], "q6": [1, 1, 1], "q7": [1, 1],
+        "q8": [1, 1], "q9": [1, 1]}
+
+
+@pytest.mark.parametrize("changes, want", [
+    (dict(table=lambda rows: [{k: r[k] for k in ("kernel", "grid", "block", "calls", "ms_per_token")}
+                              for r in rows]), {"q2": 1}),                 # exactly the five keys: q1 is whole
+    (dict(table=lambda rows: [dict(r, block=r["block"] * 2) if i == 1 else r for i, r in enumerate(rows)]),
+     {"q1": 1}),                                                            # a row's block wrong
+    (dict(ranking=lambda r: [r[0], 2, 3]), {"q3": 2}),                      # not all keys: the form fails
+])
+def test_the_forms_a_check_reads(changes, want):
+    assert lost(**changes) == want
+
+
+def test_rows_that_are_not_dicts_fail_the_form_not_the_grader():
+    a = right()
+    a["table"] = [1, 2]
+    checks = t.score(a, REF)
+    assert checks["q1"] == [(1, False, MESSAGES["q1"][0]), (1, False, MESSAGES["q1"][1])]
+    assert checks["q2"][0] == (1, False, MESSAGES["q2"][0])
+
+
+def test_the_tolerance_is_inclusive():
+    assert t.close(1001.0, 1000.0) and not t.close(1001.0001, 1000.0)        # 1e-3 of 1,000 is exactly 1.0
+    assert t.close(-999.0, -1000.0) and not t.close(True, 1.0) and not t.close(1.0, "1.0")
+    assert t.close(1e-16, 0.0) and not t.close(1e-14, 0.0)                     # near zero: 1e-3 of 1e-12
+
+
+def test_the_identical_depths_are_the_norm_fixes_own(monkeypatch):
+    """In the recording every fix is bit-identical at both depths; with one of the other fix's cases made
+    different, the norm's depths must not move (they are RMS_WIDE's cases only)."""
+    import dataclasses
+    from launchlab.sections.s09_lab import lab as tools
+    d = tools.recorded()
+    other = [c for c in d.cmp if c.fix != "RMS_WIDE"]
+    assert other and all(c.identical for c in d.cmp)
+    changed = [dataclasses.replace(c, identical=False) if c is other[0] else c for c in d.cmp]
+    monkeypatch.setattr(tools, "recorded", lambda: dataclasses.replace(d, cmp=changed))
+    r = t.references()
+    assert r["identical_depths"] == [2048, 131072]
+    assert "kda_decode:kda_walk<0> [1, 12] 128" in r["diagnoses"]            # after mla_split, which has no count
+
+
+@pytest.mark.parametrize("changes, want", [
+    (dict(offender=["rms_norm:rms_norm_f32 [1] 128"]), {"q3": 2}),        # not a key: q4 reads the top instead
+    (dict(verdict="no measurable difference"), {"q6": 1}),                 # a verdict of the form, not the right one
+    (dict(gain_ms=lambda v: v * 1.005), {}), (dict(spread_ms=lambda v: v * 1.005), {}),   # 1 % tolerance here
+])
+def test_more_forms_and_tolerances(changes, want):
+    assert lost(**changes) == want
+
+
+def test_the_spread_tolerance_is_inclusive_at_its_exact_edge():
+    import numpy as np
+    d = REF["diagnoses"]["rms_norm:rms_norm_f32 [1] 128"]["spread_pct"]
+    tol = 0.05 + 0.1 * d
+    edge = next(x for x in (d + tol, np.nextafter(d + tol, 0), np.nextafter(d + tol, 1)) if abs(x - d) == tol)
+    assert lost(spread_pct=float(edge)) == {}
+    assert lost(spread_pct=float(np.nextafter(edge, 1))) == {"q4": 1}
+
+
+def test_a_passing_axes_check_names_no_axis():
+    checks = t.score(right(), REF)
+    assert checks["q5"][0] == (1, True, "axes: the three properties for each candidate")
+
+
+@pytest.mark.parametrize("site, want", [
+    ("kernels/decode.py:step grid=(c.kda_heads,)", "decode.py:step:(c.kda_heads,)"),
+    ("launchlab/kernels/decode.py step()  grid = (c.mla_heads + 1,)", "decode.py:step:(c.mla_heads+1,)"),
+    ("mla.py:split grid=p.grid", "mla.py:split:p.grid"),
+    ("not a site", "not a site"),
+])
+def test_a_site_in_either_format(site, want):
+    assert t._site(site) == want
