@@ -2,7 +2,7 @@
 to the smallest one): the MLA split count over batch x heads x context, the occupancy calculator against the
 H200's published per-SM limits (NVIDIA's compute capability 9.0 table: 2,048 threads, 32 blocks, 64 K
 registers allocated per warp in units of 256 from four 16 K sub-partitions, 228 KB shared memory in 128-byte
-units with 1 KB reserved per block, 227 KB per block)."""
+units with 1 KB reserved per block, 227 KB per block), and the launch checks against the same table."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,3 +107,32 @@ def test_coverage_counts_every_block_once(grid):
     assert c.sms_with_work == min(grid, 132)
     assert c.full_waves * c.blocks_per_wave + c.tail_blocks == grid
     assert 0 <= c.tail_blocks < c.blocks_per_wave
+
+
+# ------------------------------------------------------------------ launch checks (launch.check)
+grid_dims = st.lists(st.integers(-1, 70000) | st.sampled_from([2**31 - 1, 2**31, 65535, 65536]), min_size=1,
+                     max_size=3)
+block_dims = st.lists(st.integers(-1, 1100) | st.sampled_from([1, 32, 64, 65, 1024, 1025]), min_size=1, max_size=3)
+
+
+@settings(max_examples=500, deadline=None)
+@given(grid=grid_dims, block=block_dims, smem=st.integers(-10, 240_000) | st.sampled_from([232448, 232449]),
+       regs=st.none() | st.integers(1, 300))
+def test_a_launch_is_accepted_exactly_when_every_published_limit_holds(grid, block, smem, regs):
+    """The H200's limits, written here from NVIDIA's table for compute capability 9.0: grid 2^31-1 x 65,535 x
+    65,535; block 1,024 x 1,024 x 64 and 1,024 threads; 232,448 B of shared memory per block; at most 255
+    registers per thread and 65,536 per block (allocated per warp in units of 256)."""
+    from launchlab.core import launch
+    g = grid + [1] * (3 - len(grid))
+    b = block + [1] * (3 - len(block))
+    threads = b[0] * b[1] * b[2]
+    warps = -(-threads // 32)
+    ok = (all(v >= 1 for v in g + b) and g[0] <= 2**31 - 1 and g[1] <= 65535 and g[2] <= 65535
+          and b[0] <= 1024 and b[1] <= 1024 and b[2] <= 64 and threads <= 1024 and 0 <= smem <= 232448
+          and (regs is None or (regs <= 255 and -(-regs * 32 // 256) * 256 * warps <= 65536)))
+    try:
+        geo = launch.check(grid, block, smem, regs=regs)
+    except launch.LaunchError:
+        assert not ok
+    else:
+        assert ok and geo.grid == tuple(g) and geo.block == tuple(b) and geo.threads_per_block == threads
