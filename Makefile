@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: coverage mutation release setup lab test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
+.PHONY: coverage mutation release setup lab slides test test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,8 +56,15 @@ course: setup
 	$(BIN)/python -m launchlab course --out build/course
 	$(BIN)/python tests/browser/course_html.py build/course
 
-## make test-browser: every notebook in JupyterLab in Debian's Chromium: run all, move every widget
-test-browser: setup
+## make slides: every section (01-08) as a static reveal.js deck in build/slides/ (replay outputs, speaker notes:
+## press S), reveal.js from npm beside them, so the decks open with no kernel, GPU or internet
+slides: setup
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[slides]"
+	$(BIN)/python -m launchlab slides --out build/slides
+
+## make test-browser: every notebook in JupyterLab in Debian's Chromium: run all, move every widget; the section
+## notebooks given as slide decks at 1280 x 720; the static decks of make slides opened offline
+test-browser: setup slides
 	$(BIN)/python tests/browser/run_browser.py
 
 ## make notebooks: re-execute every notebook in place in replay mode (the outputs that are committed)

@@ -23,6 +23,8 @@
                              exercises whose answer shows above them (exit 1 if any, or a notebook over 40 min)
   sections [--readme]        the registered sections, as the course's map (--readme: write it into README.md)
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
+  slides [NAME ...] [--out DIR]  the section notebooks 01-08 as static reveal.js decks (reveal.js from npm)
+  slides --notes [NAME ...]  each deck's speaker notes as a cue sheet: the sentence to say, the number to point at
 
 The CLI imports a command's modules only when that command runs (the one place the package imports
 inside functions), so `gates` or `summary` never load matplotlib or CuPy.
@@ -170,6 +172,21 @@ def _sections(args) -> int:
     return 0
 
 
+def _slides(args) -> int:
+    from launchlab.faces import presenter, slides
+    if args.notes:
+        decks = [p for p in presenter.decks() if not args.names or any(n in p.name for n in args.names)]
+        if not decks:
+            print(f"no deck's name contains {' or '.join(args.names)}", file=sys.stderr)
+            return 2
+        for p in decks:
+            print(presenter.notes_sheet(p) + "\n")
+        return 0
+    for p in slides.write(Path(args.out), args.names or None):
+        print(p)
+    return 0
+
+
 def _new_section(args) -> int:
     from launchlab.core import paths
     from launchlab.faces import template
@@ -237,6 +254,11 @@ def parser() -> argparse.ArgumentParser:
     se = sub.add_parser("sections", help="the registered sections, as the course's map")
     se.add_argument("--readme", action="store_true", help="write the map into README.md between its markers")
     se.set_defaults(fn=_sections)
+    sl = sub.add_parser("slides", help="the sections as static reveal.js decks (make slides), or their speaker notes")
+    sl.add_argument("names", nargs="*", help="only decks whose name contains one of these")
+    sl.add_argument("--out", default="build/slides")
+    sl.add_argument("--notes", action="store_true", help="print each deck's speaker notes as a cue sheet instead")
+    sl.set_defaults(fn=_slides)
     ns = sub.add_parser("new-section", help="a new section from the template (docs/adding-a-section.md)")
     ns.add_argument("key", help="two digits: the notebook's number")
     ns.add_argument("name", help="lower-case, the folder's and the notebook's name")

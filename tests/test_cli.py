@@ -37,6 +37,7 @@ CASES = {
     "reading": ([], 0, "exercises whose answer is printed above the question"),
     "sections": ([], 0, "10_self_check"),
     "new-section": (["5", "Bad Name", "a title"], 2, "two digits"),
+    "slides": (["--notes", "08_"], 0, "point at: 8,192 outputs"),
 }
 
 

@@ -38,8 +38,9 @@ def test_the_pacing_rule(tmp_path):
     widget = {"output_type": "display_data", "data": {reading.WIDGET_VIEW: {}, "image/png": "x"}}
     p = _nb(tmp_path, [md(" ".join(["word"] * 300)), code(outputs=[png]), code(outputs=[widget]), code()])
     pace = reading.pace(p)
-    assert (pace.words, pace.code_cells, pace.figures, pace.explorers) == (300, 3, 1, 1)
-    assert pace.minutes == pytest.approx(300 / 150 + 3 + 1 + 1)       # an explorer's preview is not a second figure
+    assert (pace.words, pace.code_cells, pace.figures, pace.explorers) == (300, 2, 1, 1)
+    # an explorer's preview is not a second figure, and its cell is not a second minute: the explorer is it
+    assert pace.minutes == pytest.approx(300 / 150 + 2 + 1 + 1)
 
 
 def test_a_quantity_printed_twice_with_two_values_is_found(tmp_path):

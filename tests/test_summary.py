@@ -21,7 +21,7 @@ def figs():
 
 def test_one_object_keyed_by_section(figs):
     assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
-                         "browser", "architecture", "course", "tests"]
+                         "browser", "presenter", "architecture", "course", "tests"]
 
 
 def test_the_tests_figures_as_issue_27_asks(figs):
@@ -32,6 +32,22 @@ def test_the_tests_figures_as_issue_27_asks(figs):
     assert t["coverage_pct"] >= 80 and t["cli_subcommands_tested"] == t["cli_subcommands"] >= 18
     from launchlab.core import plotted
     assert t["figures_compared"] == plotted.in_notebooks()[1] >= 29
+
+
+@pytest.mark.reports
+def test_the_presenter_figures_as_issue_28_asks(figs):
+    """Every section deck (01-08) given in Chromium, every slide inside 1280 x 720, every explorer moved on its
+    slide, and every static deck opened offline; read from the browser run's report."""
+    from launchlab.faces import presenter
+    p = figs["presenter"]
+    assert set(p) == {"decks", "slides", "slides_overflowing", "explorers_in_decks", "explorers_moved_in_slides",
+                      "console_errors", "static_decks"}
+    decks = [presenter.deck(n) for n in presenter.decks()]
+    explorers = sum(1 for n in presenter.decks() for c in json.loads(n.read_text())["cells"] if presenter.is_explorer(c))
+    assert p["decks"] == p["static_decks"] == len(decks) >= 8
+    assert p["slides"] == sum(d["slides"] for d in decks)
+    assert p["explorers_in_decks"] == p["explorers_moved_in_slides"] == explorers >= 7
+    assert p["slides_overflowing"] == 0 and p["console_errors"] == 0
 
 
 def test_the_course_reads_as_issue_26_asks(figs):

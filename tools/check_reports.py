@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FIELDS = {"browser": ("notebooks", "widgets_moved", "console_errors", "failed"),
+FIELDS = {"browser": ("notebooks", "widgets_moved", "console_errors", "failed", "presenter"),
           "hub": ("learners", "learners_ok", "concurrent", "hub_stopped_cleanly")}
 
 

@@ -6,7 +6,8 @@ above the question.
                                            # exercise whose answer shows above it (exit 1 if either)
 
 Pacing, by issue 26's rule: markdown words / 150, plus one minute per code cell, plus one per figure or
-explorer. A section notebook should read in 20-40 minutes; a longer section is split into parts (02a, 02b).
+explorer (a cell that shows an explorer counts once, as the explorer: one explorer per cell, as the decks of
+issue 28 need, reads no slower than three in one cell). A section notebook should read in 20-40 minutes; a longer section is split into parts (02a, 02b).
 
 Quantities: every value printed through launchlab.core.quantity.say carries its summary key in the output's
 metadata; a key printed with two different texts anywhere in the course is a quantity with two values.
@@ -65,15 +66,18 @@ def pace(path: Path) -> Pace:
     nb = _load(path)
     words = sum(len(re.findall(r"\S+", "".join(c["source"]))) for c in nb["cells"] if c["cell_type"] == "markdown")
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    figs = expl = 0
+    figs = expl = cells = 0
     for c in code:
+        views = 0
         for o in c.get("outputs", []):
             d = o.get("data", {})
             if WIDGET_VIEW in d:
-                expl += 1                       # an explorer: its static preview is not counted again
+                views += 1                      # an explorer: its static preview is not counted again
             elif "image/png" in d or "image/svg+xml" in d:
                 figs += 1
-    return Pace(Path(path).name, words, len(code), figs, expl)
+        expl += views
+        cells += not views                      # a cell that shows an explorer counts once, as the explorer
+    return Pace(Path(path).name, words, cells, figs, expl)
 
 
 @dataclass

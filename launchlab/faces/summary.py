@@ -5,7 +5,8 @@ name (`_us`, `_tbs`, `_pct`, `_ns`; ratios and counts bare). Every section's man
 figures (launchlab.sections); the summary reads the committed recordings whatever the mode, so it is the same on a laptop,
 in CI and on a GPU machine. "architecture" is measured from the package's tree (launchlab.faces.architecture).
 "browser" is read from the last `make test-browser` report
-(data/browser/report.json, kept in the repo). "tests" is how well the tests catch bugs, read from the mutation
+(data/browser/report.json, kept in the repo), and so is "presenter": the section decks given in the browser
+(launchlab.faces.presenter) and the static decks opened offline. "tests" is how well the tests catch bugs, read from the mutation
 and coverage reports (launchlab.faces.testsuite).
 """
 from __future__ import annotations
@@ -56,6 +57,8 @@ def figures(data_dir=None) -> dict:
         r = json.loads(BROWSER_REPORT.read_text())
         out["browser"] = {"notebooks": r["notebooks"], "widgets_moved": r["widgets_moved"],
                           "console_errors": r["console_errors"], "notebooks_failed": len(r["failed"])}
+        if "presenter" in r:                          # the section decks, live and static (issue 28)
+            out["presenter"] = dict(r["presenter"])
     out["architecture"] = architecture.headline()     # measured from the package's tree, not a recording
     out["course"] = reading.headline()                # measured from the committed notebooks
     out["tests"] = testsuite.headline()               # read from the tests' committed reports (issue 27)

@@ -10,7 +10,13 @@ then takes every notebook in notebooks/ the way a learner does:
      traceback fails the notebook);
   3. moves every slider and changes every dropdown, and checks that its explorer's text and picture change;
   4. measures every slider's track at a 1024-px-wide window with the file browser open (>= 200 px);
-  5. collects the browser console's errors (none allowed) and saves a screenshot under build/browser/.
+  5. collects the browser console's errors (none allowed) and saves a screenshot under build/browser/;
+  6. for the section notebooks 01-08, gives the notebook as a slide deck (jupyterlab-slideshow; issue 28) at
+     1280 x 720: every slide visited, its content measured from the DOM (it must fit, at scale 1), the cells
+     shown the ones its metadata names, every explorer moved on its slide (text and picture change),
+     screenshots of the first, the tallest and every explorer's slide (build/browser/deck-*.png);
+  7. opens every static deck of `make slides` (build/slides/) from disk with the network cut off: every slide,
+     its speaker notes, every picture decoded, no request leaving the machine.
 
 It writes data/browser/report.json (kept in the repo; `summary --json` reads it) and exits 1 on any failure.
 Notebooks added later are covered without editing this file. Traps met and handled (../shared/notes):
@@ -173,6 +179,185 @@ def moved(page, control, action, before, timeout: float = 10) -> dict | None:
     return None
 
 
+JS_DECK = """() => { const nb = [...document.querySelectorAll('.jp-NotebookPanel.jp-Deck')].find(p => !p.classList.contains('lm-mod-hidden'));
+  if (!nb || document.body.dataset.jpDeckMode !== 'presenting') return null;
+  const cells = [...nb.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen')];
+  const rects = cells.map(c => c.getBoundingClientRect()).filter(r => r.height > 0);
+  const inner = cells.flatMap(c => [...c.querySelectorAll('.jp-OutputArea-output, .jp-RenderedMarkdown, .jp-RenderedHTMLCommon, .widget-output, .jp-InputArea-editor, pre')]);
+  const clipped = inner.filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible');
+  const wide = inner.filter(e => e.getBoundingClientRect().right > innerWidth + 1);
+  const fwd = document.querySelector('.jp-Deck-Remote .jp-deck-mod-direction-forward');
+  return {ids: cells.map(c => c.dataset.jpfCellId), top: Math.min(...rects.map(r => r.top)),
+          bottom: Math.max(...rects.map(r => r.bottom)), left: Math.min(...rects.map(r => r.left)),
+          right: Math.max(...rects.map(r => r.right)), clipped: clipped.length + wide.length,
+          vw: innerWidth, vh: innerHeight, images: cells.map(c => [...c.querySelectorAll('img')].filter(i => i.complete && i.naturalWidth > 0).length).reduce((a, b) => a + b, 0),
+          can_forward: !!fwd && !fwd.classList.contains('jp-mod-disabled') && !fwd.className.includes('disabled')}; }"""
+from launchlab.faces.presenter import SLIDE_HEIGHT, SLIDE_WIDTH  # noqa: E402  (the size the decks are made for)
+DECK_SIZE = (SLIDE_WIDTH, SLIDE_HEIGHT)
+
+
+def palette(page, label: str) -> None:
+    page.keyboard.press("Control+Shift+C")
+    box = page.locator(".lm-CommandPalette-input").first
+    box.fill(label)
+    time.sleep(0.3)
+    page.keyboard.press("Enter")
+
+
+def check_deck(page, nb: Path, res: dict) -> dict:
+    """The notebook as a deck in jupyterlab-slideshow, at 1280 x 720: every slide visited, its content measured
+    from the DOM (no scaling: the deck shows cells at their size), every explorer moved on its slide."""
+    from launchlab.faces import presenter
+    cells = json.loads(nb.read_text())["cells"]
+    ids = [c.get("id") for c in cells]
+    expected = presenter.deck(nb)
+    d = {"slides_expected": expected["slides"], "slides_visited": 0, "slides_overflowing": [], "explorers": expected["explorers"],
+         "explorers_moved": 0, "slides_mismatched": [], "tallest_px": 0, "problems": []}
+    page.set_viewport_size({"width": DECK_SIZE[0], "height": DECK_SIZE[1]})
+    # the deck starts at the active cell: make it the first (a click on its text, not on its collapser or on
+    # the heading's collapse toggle, which would fold the section away)
+    first = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.locator(".jp-RenderedMarkdown p").first
+    in_view(page, first)
+    first.click()
+    page.keyboard.press("Escape")
+    palette(page, "Start Deck")
+    try:
+        page.wait_for_function("document.body.dataset.jpDeckMode === 'presenting'", timeout=15000)
+    except Exception:
+        d["problems"].append("the deck did not start")
+        return d
+    time.sleep(1.5)
+    seen: list[list[int]] = []
+    n = 0
+    for _step in range(200):
+        st = page.evaluate(JS_DECK)
+        if st is None or not st["ids"]:
+            d["problems"].append(f"slide {n + 1}: nothing on screen")
+            break
+        shown = [ids.index(i) for i in st["ids"] if i in ids]
+        if seen and shown == seen[-1]:          # a step onto a cell that continues the slide: the same slide
+            if not st["can_forward"]:
+                break
+            page.locator(".jp-Deck-Remote .jp-deck-mod-direction-forward").first.click()
+            time.sleep(0.4)
+            continue
+        if shown in seen:
+            d["problems"].append(f"slide {n}: the deck came back to cells {shown}")
+            break
+        seen.append(shown)
+        n = len(seen)
+        d["slides_visited"] += 1
+        height = round(st["bottom"] - st["top"])
+        d["tallest_px"] = max(d["tallest_px"], height)
+        if (height > st["vh"] or st["top"] < -1 or st["bottom"] > st["vh"] + 1 or st["left"] < -1
+                or st["right"] > st["vw"] + 1 or st["clipped"]):
+            d["slides_overflowing"].append({"slide": n, "cells": shown, "height_px": height,
+                                            "right_px": round(st["right"]), "clipped": st["clipped"]})
+        want = expected["slide_cells"][n - 1] if n <= len(expected["slide_cells"]) else None
+        if shown != want:
+            d["slides_mismatched"].append({"slide": n, "shown": shown, "metadata": want})
+        explorer_cells = [i for i in shown if presenter.is_explorer(cells[i])]
+        shot = n == 1 or explorer_cells or height == d["tallest_px"]
+        for i in explorer_cells:
+            handle = page.locator(f'.jp-Cell[data-jpf-cell-id="{ids[i]}"] .widget-slider .noUi-handle').first
+            before = explorer_state(handle)
+            after = None
+            for k in ("ArrowRight", "ArrowLeft"):
+                after = moved(page, handle, lambda k=k: (handle.focus(), page.keyboard.press(k)), before) if before else None
+                if after is not None:
+                    break
+            if after and after["text"] != before["text"] and after["img"] != before["img"]:
+                d["explorers_moved"] += 1
+            else:
+                d["problems"].append(f"slide {n}: the explorer in cell {i} did not redraw text and picture")
+        if shot:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"deck-{nb.stem}-{n:02d}.png"))
+        if not st["can_forward"]:
+            break
+        page.locator(".jp-Deck-Remote .jp-deck-mod-direction-forward").first.click()
+        time.sleep(0.6)
+    if d["slides_visited"] != d["slides_expected"]:
+        d["problems"].append(f"visited {d['slides_visited']} of {d['slides_expected']} slides")
+    if d["slides_overflowing"]:
+        d["problems"].append(f"slides overflowing {DECK_SIZE[0]}x{DECK_SIZE[1]}: {d['slides_overflowing']}")
+    if d["slides_mismatched"]:
+        d["problems"].append(f"slides showing other cells than their metadata says: {d['slides_mismatched'][:3]}")
+    if d["explorers_moved"] != d["explorers"]:
+        d["problems"].append(f"{d['explorers_moved']} of {d['explorers']} explorers moved on their slides")
+    palette(page, "Stop Deck")
+    return d
+
+
+SLIDES = ROOT / "build" / "slides"
+JS_STATIC = """async () => {
+  for (let t = 0; t < 100 && !(window.Reveal && Reveal.isReady()); t++) await new Promise(r => setTimeout(r, 100));
+  if (!(window.Reveal && Reveal.isReady())) return null;
+  const slides = Reveal.getSlides();
+  const out = {slides: slides.length, notes: 0, images: 0, decoded: 0, visited: 0};
+  for (const s of slides) {
+    Reveal.slide(Reveal.getIndices(s).h, Reveal.getIndices(s).v);
+    await new Promise(r => setTimeout(r, 20));
+    if (Reveal.getCurrentSlide() === s) out.visited += 1;
+    if ((Reveal.getSlideNotes(s) || '').trim()) out.notes += 1;
+    for (const img of s.querySelectorAll('img')) {
+      out.images += 1;
+      try { await img.decode(); if (img.naturalWidth > 0) out.decoded += 1; } catch (e) {}
+    }
+  }
+  return out; }"""
+
+
+def check_static_decks(browser) -> list[dict]:
+    """Every static deck (make slides) opened from disk with the network cut off: it loads (reveal.js from the
+    copy beside it), every slide is visited, carries its speaker notes, and every picture on it decodes."""
+    from launchlab.faces import presenter
+    out = []
+    for nb in presenter.decks(NOTEBOOKS):
+        html = SLIDES / f"{nb.stem}.slides.html"
+        r = {"deck": html.name, "problems": [], "console_errors": [], "requests_blocked": []}
+        if not html.exists():
+            r["problems"].append(f"{html} is missing: run make slides")
+            out.append(r)
+            continue
+        ctx = browser.new_context(viewport={"width": 1280, "height": 720}, offline=True)
+        page = ctx.new_page()
+        page.on("console", lambda m, r=r: r["console_errors"].append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e, r=r: r["console_errors"].append(str(e)))
+
+        def gate(route, r=r):
+            if route.request.url.startswith(("file://", "data:")):
+                return route.continue_()
+            r["requests_blocked"].append(route.request.url)
+            return route.abort()
+        page.route("**/*", gate)
+        page.goto(html.as_uri())
+        st = page.evaluate(JS_STATIC)
+        expected = presenter.deck(nb)
+        want = expected["slides"]
+        if st is None:
+            r["problems"].append("reveal.js did not start (offline)")
+        else:
+            r.update(st)
+            if st["slides"] != want or st["visited"] != want:
+                r["problems"].append(f"{st['slides']} slides, {st['visited']} visited; the deck has {want}")
+            if st["notes"] != want:
+                r["problems"].append(f"speaker notes on {st['notes']} of {want} slides")
+            if st["decoded"] != st["images"] or st["images"] != expected["pictures"]:
+                r["problems"].append(f"{st['decoded']} of {st['images']} pictures decoded; the deck's slides hold "
+                                     f"{expected['pictures']}")
+        if r["requests_blocked"]:
+            r["problems"].append(f"asked the network for {r['requests_blocked'][:3]}")
+        if r["console_errors"]:
+            r["problems"].append(f"console errors: {r['console_errors'][:3]}")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.evaluate("Reveal.slide(1)") if st else None
+        page.screenshot(path=str(SHOTS / f"static-{nb.stem}.png"))
+        ctx.close()
+        out.append(r)
+    return out
+
+
 def check_notebook(browser, lab: Lab, nb: Path) -> dict:
     res = {"notebook": nb.name, "widgets_moved": 0, "console_errors": [], "problems": []}
     page = browser.new_page(viewport={"width": 1024, "height": 900})
@@ -249,10 +434,15 @@ def check_notebook(browser, lab: Lab, nb: Path) -> dict:
     narrow = [w for w in widths if w < MIN_TRACK_PX]
     if narrow:
         res["problems"].append(f"slider tracks narrower than {MIN_TRACK_PX} px at a 1024-px window: {narrow}")
-    if res["console_errors"]:
-        res["problems"].append(f"{len(res['console_errors'])} console error(s): {res['console_errors'][:3]}")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{nb.stem}.png"))
+    # 5. the notebook as a slide deck (sections 01-08; issue 28)
+    from launchlab.faces import presenter
+    if nb in presenter.decks(nb.parent):
+        res["deck"] = check_deck(page, nb, res)
+        res["problems"] += [f"deck: {p}" for p in res["deck"]["problems"]]
+    if res["console_errors"]:
+        res["problems"].append(f"{len(res['console_errors'])} console error(s): {res['console_errors'][:3]}")
     res["seconds"] = round(time.time() - t0, 1)
     page.close()
     return res
@@ -264,7 +454,7 @@ def main(names: list[str]) -> int:
     notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
     if names:
         notebooks = [p for p in notebooks if any(n in p.name for n in names)]
-    results = []
+    results, static = [], []
     with Lab() as lab, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         version = browser.version
@@ -278,17 +468,34 @@ def main(names: list[str]) -> int:
                 print(f"{nb.name:<40} {'ok  ' if not r['problems'] else 'FAIL'} {r.get('seconds', '-')} s, "
                       f"{r['widgets_moved']} widget(s) moved, tracks {r.get('slider_track_px', [])} px"
                       + "".join(f"\n    - {x}" for x in r["problems"]), flush=True)
+            static = check_static_decks(browser)
+            for r in static:
+                print(f"{r['deck']:<40} {'ok  ' if not r['problems'] else 'FAIL'} static deck, offline: "
+                      f"{r.get('visited', 0)} slides visited, {r.get('decoded', 0)} pictures decoded"
+                      + "".join(f"\n    - {x}" for x in r["problems"]), flush=True)
         finally:
             browser.close()
+    decks = [r for r in results if "deck" in r]
+    presenter = {"decks": sum(1 for r in decks if r["deck"]["slides_visited"] == r["deck"]["slides_expected"] > 0),
+                 "slides": sum(r["deck"]["slides_visited"] for r in decks),
+                 "slides_overflowing": sum(len(r["deck"]["slides_overflowing"]) for r in decks),
+                 "explorers_in_decks": sum(r["deck"]["explorers"] for r in decks),
+                 "explorers_moved_in_slides": sum(r["deck"]["explorers_moved"] for r in decks),
+                 "console_errors": sum(len(r["console_errors"]) for r in decks)
+                 + sum(len(r["console_errors"]) for r in static),
+                 "static_decks": sum(1 for r in static if not r["problems"])}
     report = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "chromium": version,
               "notebooks": len(results), "widgets_moved": sum(r["widgets_moved"] for r in results),
               "console_errors": sum(len(r["console_errors"]) for r in results),
-              "failed": [r["notebook"] for r in results if r["problems"]], "results": results}
+              "failed": [r["notebook"] for r in results if r["problems"]]
+              + [r["deck"] for r in static if r["problems"]],
+              "presenter": presenter, "results": results, "static_decks": static}
     if not names:                                   # the kept report is always of a whole run
         REPORT.parent.mkdir(parents=True, exist_ok=True)
         REPORT.write_text(json.dumps(report, indent=1) + "\n")
     print(f"{report['notebooks']} notebooks, {report['widgets_moved']} widgets moved, "
           f"{report['console_errors']} console errors, failed: {report['failed'] or 'none'}")
+    print("presenter: " + ", ".join(f"{k} {v}" for k, v in presenter.items()))
     return 1 if report["failed"] else 0
 
 

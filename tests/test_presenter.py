@@ -1,0 +1,199 @@
+"""The section decks (issue 28): slide metadata on 01-08, speaker notes that point at a number on their slide,
+the present style, the static decks. The decks in a browser: tests/browser/run_browser.py."""
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from launchlab.faces import presenter, slides
+
+ROOT = Path(__file__).resolve().parent.parent
+DECKS = presenter.decks()
+
+
+def nb_of(*cells, style=True):
+    nb = {"cells": list(cells), "metadata": {}}
+    if style:
+        nb["metadata"][presenter.FONTS_KEY] = presenter.PRESENT_STYLE
+    return nb
+
+
+def md(src, t=None, say="", point=""):
+    c = {"cell_type": "markdown", "metadata": {}, "source": src}
+    if t:
+        c["metadata"]["slideshow"] = {"slide_type": t}
+    if say or point:
+        c["metadata"][presenter.NOTES_KEY] = {"say": say, "point_at": point}
+    return c
+
+
+def code(src, t=None, outputs=(), tags=()):
+    c = {"cell_type": "code", "metadata": {}, "source": src, "outputs": list(outputs), "execution_count": 1}
+    if t:
+        c["metadata"]["slideshow"] = {"slide_type": t}
+    if tags:
+        c["metadata"]["tags"] = list(tags)
+    return c
+
+
+def printed(text):
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+def good_deck(n=14):
+    cells = []
+    for i in range(n):
+        cells.append(md(f"## part {i}: 4.{i} TB/s", "slide", say=f"sentence {i}", point=f"4.{i} TB/s"))
+        cells.append(code("x = 1", outputs=[printed(f"{i} µs\n")]))
+        cells.append(code("setup()", "skip"))
+    return nb_of(*cells)
+
+
+def test_every_section_notebook_is_a_deck_and_the_lab_is_not():
+    names = [p.name for p in DECKS]
+    assert len(names) == 10 and names[0].startswith("01_") and names[-1].startswith("08_")
+    for p in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = json.loads(p.read_text())
+        assert presenter.has_deck(nb) == (p in DECKS), p.name       # 00, the lab (its answers) and 10: none
+
+
+@pytest.mark.parametrize("path", DECKS, ids=lambda p: p.stem)
+def test_each_deck_holds_together(path):
+    """The deck checks: 12-25 slides, each with its sentence and a number that is on the slide, explorers
+    alone with their code, code on a slide a few lines, no exercise on a slide, the present style."""
+    nb = json.loads(path.read_text())
+    assert presenter.problems(nb, path.name) == []
+
+
+@pytest.mark.parametrize("path", DECKS, ids=lambda p: p.stem)
+def test_the_reading_path_is_the_notebook_itself(path):
+    """The deck lives in metadata only: the notebook's cells, sources and outputs are what nbval compares, and
+    a deck adds only slideshow, speaker notes, deck-* tags and the notebook's present style."""
+    nb = json.loads(path.read_text())
+    allowed = {"slideshow", presenter.NOTES_KEY, "tags", "jupyter"}
+    for c in nb["cells"]:
+        assert set(c["metadata"]) <= allowed, c["metadata"]
+        assert not [t for t in c["metadata"].get("tags", []) if t.startswith("deck-")
+                    and t not in (presenter.SHOW_CODE, presenter.NO_LISTING, presenter.SMALL_FIGURES)]
+    assert set(nb["metadata"]) <= {"kernelspec", "language_info", presenter.FONTS_KEY}
+
+
+def test_every_explorer_of_the_decks_sits_on_a_slide():
+    explorers = 0
+    for p in DECKS:
+        nb = json.loads(p.read_text())
+        on = [s for s in presenter.slides(nb) if s.explorers]
+        explorers += sum(s.explorers for s in on)
+        assert all(s.explorers == 1 for s in on)
+        assert sum(s.explorers for s in on) == sum(presenter.is_explorer(c) for c in nb["cells"])
+    assert explorers == 7
+
+
+def test_the_h200_test_moves_every_explorer_class_the_decks_show():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("live", ROOT / "tests" / "test_presenter_live.py")
+    live = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(live)
+    shown = [n for p in DECKS for n in presenter.explorer_classes(p)]
+    assert sorted(shown) == sorted(live.BUILT) and len(shown) == 7
+
+
+def test_a_good_deck_has_no_problems_and_its_slides_are_counted():
+    nb = good_deck()
+    assert presenter.problems(nb, "t") == []
+    sl = presenter.slides(nb)
+    assert len(sl) == 14 and sl[0].cells == [0, 1] and sl[1].cells == [3, 4]
+    assert sl[3].say == "sentence 3" and "3 µs" in sl[3].text and "setup" not in sl[3].text
+
+
+@pytest.mark.parametrize("breakage, words", [
+    (lambda nb: nb["cells"][0]["metadata"].pop("slideshow"), "the first cell does not open a slide"),
+    (lambda nb: nb["metadata"].clear(), "present style"),
+    (lambda nb: nb["cells"].__delitem__(slice(0, 3)), "13 slides, not 14-25"),
+    (lambda nb: nb["cells"][3]["metadata"][presenter.NOTES_KEY].update(say=" "), "no sentence to say"),
+    (lambda nb: nb["cells"][3]["metadata"][presenter.NOTES_KEY].update(point_at=""), "no number to point at"),
+    (lambda nb: nb["cells"][3]["metadata"][presenter.NOTES_KEY].update(point_at="9.9 TB/s"), "is not on the slide"),
+    (lambda nb: nb["cells"][3]["metadata"][presenter.NOTES_KEY].update(point_at="part"), "holds no digit"),
+    (lambda nb: nb["cells"][4]["metadata"].update(slideshow={"slide_type": "-"}), "drops a '-' cell"),
+    (lambda nb: nb["cells"][4]["metadata"].update(slideshow={"slide_type": "fragment"}), "slide type 'fragment'"),
+    (lambda nb: nb["cells"][4]["metadata"].update({presenter.NOTES_KEY: {"say": "x", "point_at": "1"}}),
+     "does not open a slide"),
+    (lambda nb: nb["cells"][4].update(source="a\nb\nc\nd\ne", metadata={"tags": [presenter.SHOW_CODE]}),
+     "shows 5 lines of code"),
+    (lambda nb: nb["cells"][4]["metadata"].update(tags=["exercise"]), "a learner's exercise"),
+    (lambda nb: (nb["cells"][4].update(source="E().widget()"), nb["cells"][5]["metadata"].pop("slideshow")),
+     "shares its slide with other code"),
+    (lambda nb: nb["cells"][5].update(source="E().widget()"), "explorer cell 5 is not on a slide"),
+])
+def test_each_broken_deck_is_named(breakage, words):
+    nb = good_deck()
+    nb["cells"].insert(5, code("x = 2"))          # a second code cell on slide 2 (cells 3, 4, 5)
+    nb["cells"][5]["metadata"]["slideshow"] = {"slide_type": "skip"}
+    assert presenter.problems(nb, "t") == []
+    breakage(nb)
+    probs = presenter.problems(nb, "t")
+    assert any(words in p for p in probs), probs
+
+
+def test_the_number_must_be_on_the_slide_as_shown():
+    """A source listing the slide hides (deck-no-listing) is not on the slide, so a number there does not count."""
+    nb = good_deck()
+    nb["cells"][4]["outputs"].append({"output_type": "display_data", "metadata": {},
+                                      "data": {"text/markdown": "`kernels/x.cu` 77 registers", "text/plain": ""}})
+    nb["cells"][3]["metadata"][presenter.NOTES_KEY]["point_at"] = "77 registers"
+    assert presenter.problems(nb, "t") == []
+    nb["cells"][4]["metadata"]["tags"] = [presenter.NO_LISTING]
+    assert any("is not on the slide" in p for p in presenter.problems(nb, "t"))
+
+
+def test_the_present_style_applies_only_while_presenting():
+    rules = presenter.PRESENT_STYLE["styles"][""]
+    assert rules and all(k.startswith("body[data-jp-deck-mode='presenting'] &") for k in rules)
+    assert not any("," in k for k in rules)          # jupyterlab-fonts' CSS-in-JS would split the selector there
+    hide_source = next(v for k, v in rules.items() if "inputWrapper" in k and presenter.SHOW_CODE in k)
+    assert hide_source == {"display": "none"}
+
+
+def test_the_static_notebook_carries_the_notes_and_hides_what_the_deck_hides():
+    nb = good_deck()
+    nb["cells"][1]["outputs"] = [printed("kept\n"), {"output_type": "display_data", "metadata": {}, "data": {
+        "image/png": "iVBORw0KGgo=", "text/plain": "<Figure>",
+        "application/vnd.jupyter.widget-view+json": {"model_id": "x"}}},
+        {"output_type": "display_data", "metadata": {}, "data": {"text/markdown": "`kernels/x.cu`", "text/plain": ""}}]
+    nb["cells"][1]["metadata"]["tags"] = [presenter.NO_LISTING]
+    nb["cells"][4]["metadata"]["tags"] = [presenter.SHOW_CODE]
+    st = presenter.static_notebook(nb)
+    notes = [c for c in st["cells"] if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
+    assert len(notes) == 14 and "sentence 0" in notes[0]["source"] and "4.0 TB/s" in notes[0]["source"]
+    assert st["cells"].index(notes[0]) == 2                          # after the slide's last cell, before the skip
+    assert st["cells"][1]["metadata"]["transient"] == {"remove_source": True}
+    assert "transient" not in st["cells"][5]["metadata"]              # deck-code: its source stays
+    assert [list(o.get("data", {})) for o in st["cells"][1]["outputs"]] == [[], ["image/png", "text/plain"]]
+    assert "notes" not in json.dumps(nb)                              # the notebook itself is untouched
+
+
+def test_a_static_deck_loads_nothing_from_the_internet(tmp_path):
+    deck = DECKS[-1]
+    html = slides.export(deck, tmp_path).read_text()
+    head_and_scripts = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
+    assert head_and_scripts and all(not u.startswith(("http:", "https:", "//")) for u in head_and_scripts)
+    assert "reveal.js/dist/reveal.js" in head_and_scripts and "reveal.js/plugin/notes/notes.js" in head_and_scripts
+    n = presenter.deck(deck)["slides"]
+    assert html.count('<aside class="notes">') == n
+    assert html.count("<section") == 2 * n           # nbconvert: a horizontal section around each slide's own
+    assert "width: 1280, height: 720" in html
+
+
+def test_reveal_comes_pinned_from_npm():
+    lock = json.loads((slides.NPM_DIR / "package-lock.json").read_text())
+    pkg = json.loads((slides.NPM_DIR / "package.json").read_text())
+    entry = lock["packages"]["node_modules/reveal.js"]
+    assert pkg["dependencies"]["reveal.js"] == entry["version"] and entry["integrity"].startswith("sha512-")
+
+
+def test_the_cue_sheet_lists_every_slide():
+    sheet = presenter.notes_sheet(DECKS[0])
+    nb = nbformat.read(str(DECKS[0]), as_version=4)
+    assert sheet.count("point at:") == len(presenter.slides(nb)) and sheet.count("[explorer]") == 3
