@@ -1,0 +1,135 @@
+"""This GPU with N SMs (issue 29): which N a device allows, the refusals, and on a GPU that every launch inside a
+slice ran on at most N SMs (its %smid stamps), including a kernel first loaded inside the slice."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from launchlab.core import mode, slices
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = ROOT / "data" / "gpu_runs" / "2026-12-02-h200-green-probe.json"
+
+
+def test_the_h200_granularity_is_the_recorded_one():
+    dev = json.loads(PROBE.read_text())["device"]
+    assert slices.H200 == slices.Granularity(dev["sm_count"], dev["min_partition"], dev["alignment"])
+
+
+def test_the_recorded_probe_shows_the_trap_and_the_way_round_it():
+    """The probe's rows: a green context pushed current held a function loaded before it to N SMs, while a
+    module loaded inside it ran on the whole GPU (CuPy made the primary context current again); the split
+    rounds 12 up to 16 and refuses 136."""
+    rows = {(r["n"], i): r for i, r in enumerate(json.loads(PROBE.read_text())["rows"])}
+    by_n = {}
+    for (n, _), r in rows.items():
+        by_n.setdefault(n, r)
+    for n in (8, 16, 32, 64, 128):
+        assert by_n[n]["split_sm_count"] == n and by_n[n]["stale_module_sms_seen"] == n
+        assert by_n[n]["sms_seen"] == 132
+    assert by_n[12]["split_sm_count"] == 16 and "INVALID_RESOURCE_CONFIGURATION" in by_n[136]["error"]
+
+
+def test_the_allowed_counts_follow_the_device():
+    assert slices.H200.allowed() == list(range(8, 129, 8)) + [132]
+    assert slices.Granularity(108, 4, 2).allowed()[:3] == [4, 6, 8] and slices.Granularity(108, 4, 2).allowed()[-1] == 108
+    assert slices.Granularity(64, 8, 8).allowed()[-1] == 64          # a whole device that is itself aligned
+    assert slices.H200.describe() == "8, 16, 24, ..., 128, or 132 (the whole GPU)"
+
+
+@pytest.mark.parametrize("n, words", [
+    (0, "at least 8 SMs"), (4, "at least 8 SMs"), (-16, "at least 8 SMs"),
+    (12, "silently round 12 up to 16"), (130, "multiple of 8"), (136, "the GPU has 132 SMs"),
+    (2.5, "whole number"), (True, "whole number"), ("16", "whole number"), (None, "whole number"),
+])
+def test_a_count_the_gpu_cannot_make_is_refused_with_the_allowed_values(n, words):
+    with pytest.raises(slices.SliceError) as e:
+        slices.check(n)
+    assert words in str(e.value) and "8, 16, 24, ..., 128, or 132 (the whole GPU)" in str(e.value)
+
+
+@pytest.mark.parametrize("n", [8, 16, 128, 132, np.int64(64)])
+def test_an_allowed_count_passes(n):
+    assert slices.check(n) == int(n) and type(slices.check(n)) is int
+
+
+def test_proof_refuses_a_launch_that_left_the_slice():
+    s = slices.SMSlice(16)
+    assert s.prove([0, 1, 2, 3] * 40) == 4 and s.prove(range(16)) == 16
+    with pytest.raises(slices.SliceError, match="ran on 17 distinct SMs"):
+        s.prove(range(17))
+
+
+@pytest.mark.skipif(mode.is_live(), reason="replay only")
+def test_a_slice_in_replay_says_it_needs_a_gpu():
+    with pytest.raises(mode.ModeError, match="a slice of 16 SMs needs a CUDA GPU"):
+        with slices.SMSlice(16):
+            pass
+    assert slices.active() is None
+
+
+# ---------------------------------------------------------------- on the GPU
+@pytest.mark.gpu
+def test_the_device_reports_its_granularity():
+    g, why = slices.granularity()
+    assert why == "" and g is not None
+    from launchlab.core import hardware
+    assert g.sm_count == hardware.from_device().sm_count
+    if g.sm_count == 132:
+        assert g == slices.H200
+
+
+def _stamped_waves(grid: int):
+    """fixed_work's stamped twin (kernels/waves.cu, timeline on) at one block per SM: the SMs its blocks ran on."""
+    from launchlab.core import timeline
+    from launchlab.kernels import waves
+    w = waves.WaveKernels()
+    tl = timeline.capture(waves.FAMILY, lambda: w.launch_work(grid, residency=1, timeline=True), grid, waves.BLOCK,
+                          "slice check")
+    return tl
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [16, 32, 64, 128])
+def test_every_launch_inside_a_slice_runs_on_its_sms(n):
+    with slices.SMSlice(n) as s:
+        assert slices.active() is s and not s.whole and "green context" in s.describe()
+        tl = _stamped_waves(528)
+        assert s.prove(tl.sm) == n                  # 528 blocks reach every SM of the slice, and no other
+    assert slices.active() is None
+    assert len(set(_stamped_waves(528).sm)) == _whole()       # out of the slice: the whole GPU again
+
+
+def _whole() -> int:
+    from launchlab.core import hardware
+    return hardware.from_device().sm_count
+
+
+@pytest.mark.gpu
+def test_a_kernel_first_loaded_inside_a_slice_stays_in_it():
+    """The trap the issue met: CuPy loading a module makes the primary context current. On the slice's stream
+    the launch stays in the slice anyway."""
+    from launchlab.core import loader
+    loader._kernels.clear()
+    loader._modules.clear()
+    with slices.SMSlice(16) as s:
+        tl = _stamped_waves(264)
+        assert s.prove(tl.sm) == 16
+
+
+@pytest.mark.gpu
+def test_the_whole_gpu_is_the_ordinary_context():
+    with slices.SMSlice(_whole()) as s:
+        assert s.whole and "ordinary context" in s.describe()
+        assert s.prove(_stamped_waves(528).sm) == _whole()
+
+
+@pytest.mark.gpu
+def test_a_bad_count_is_refused_before_anything_is_made():
+    with pytest.raises(slices.SliceError, match="round 12 up to 16"):
+        with slices.SMSlice(12):
+            pass
+    assert slices.active() is None
+    with slices.SMSlice(8) as s:                   # and the next slice still works
+        assert s.prove(_stamped_waves(132).sm) == 8
