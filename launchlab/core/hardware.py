@@ -52,7 +52,46 @@ class GPUSpec:
 # compares them with the recorded properties).
 H200 = GPUSpec(name="NVIDIA H200", sm_count=132, compute_capability=(9, 0), l2_bytes=62914560)
 
-KNOWN = {"H200": H200}
+# Each architecture's per-SM limits as NVIDIA publishes them: the CUDA C++ Programming Guide's "Technical
+# Specifications per Compute Capability", whose machine-readable copy is CCCL's cuda/__device/arch_traits.h
+# (tests/test_archs.py reads that header from NVIDIA's nvidia-cuda-cccl wheel and compares, field by field).
+# compute capability -> (threads per SM, blocks per SM, shared memory per SM in KiB); every one of them also has
+# 64 Ki registers per SM and per block, 1024 threads per block, 1 KiB of shared memory reserved per block, and an
+# opt-in block limit of the SM's shared memory less that reserve.
+ARCH_LIMITS: dict[tuple[int, int], tuple[int, int, int]] = {
+    (8, 0): (2048, 32, 164),     # A100
+    (8, 6): (1536, 16, 100),     # RTX 30, A40, A10
+    (8, 9): (1536, 24, 100),     # L4, L40, RTX 40
+    (9, 0): (2048, 32, 228),     # H100, H200
+    (10, 0): (2048, 32, 228),    # B200
+    (12, 0): (1536, 24, 100),    # RTX 50, RTX PRO Blackwell (CCCL 13.3's header: 24 blocks; earlier ones said 32)
+}
+ARCHS = {f"sm_{a}{b}": (a, b) for a, b in ARCH_LIMITS}         # the course's kernels compile for each
+
+
+def for_arch(name: str, sm_count: int, compute_capability: tuple[int, int], l2_bytes: int = 0) -> GPUSpec:
+    """A GPU of `sm_count` SMs with its architecture's published limits (ARCH_LIMITS)."""
+    try:
+        threads, blocks, smem_kib = ARCH_LIMITS[tuple(compute_capability)]
+    except KeyError:
+        known = ", ".join(f"{a}.{b}" for a, b in ARCH_LIMITS)
+        raise ValueError(f"no published limits here for compute capability {compute_capability}; known: {known}") \
+            from None
+    return GPUSpec(name=name, sm_count=sm_count, compute_capability=tuple(compute_capability),
+                   max_threads_per_sm=threads, max_blocks_per_sm=blocks, smem_per_sm=smem_kib * 1024,
+                   smem_per_block_optin=smem_kib * 1024 - 1024, l2_bytes=l2_bytes)
+
+
+# The GPUs learners have (issue 29): an SM count is the product's, the limits are its architecture's.
+LEARNER_GPUS = {
+    "A100": for_arch("NVIDIA A100", 108, (8, 0)),
+    "H100 PCIe": for_arch("NVIDIA H100 PCIe", 114, (9, 0)),
+    "L4": for_arch("NVIDIA L4", 58, (8, 9)),
+    "RTX 4090": for_arch("NVIDIA GeForce RTX 4090", 128, (8, 9)),
+    "B200": for_arch("NVIDIA B200", 148, (10, 0)),
+}
+
+KNOWN = {"H200": H200, **LEARNER_GPUS}
 
 
 def spec(gpu: "str | GPUSpec" = "H200") -> GPUSpec:
