@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from launchlab.faces import presenter
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 SHOTS = ROOT / "build" / "browser"
@@ -192,8 +194,7 @@ JS_DECK = """() => { const nb = [...document.querySelectorAll('.jp-NotebookPanel
           right: Math.max(...rects.map(r => r.right)), clipped: clipped.length + wide.length,
           vw: innerWidth, vh: innerHeight, images: cells.map(c => [...c.querySelectorAll('img')].filter(i => i.complete && i.naturalWidth > 0).length).reduce((a, b) => a + b, 0),
           can_forward: !!fwd && !fwd.classList.contains('jp-mod-disabled') && !fwd.className.includes('disabled')}; }"""
-from launchlab.faces.presenter import SLIDE_HEIGHT, SLIDE_WIDTH  # noqa: E402  (the size the decks are made for)
-DECK_SIZE = (SLIDE_WIDTH, SLIDE_HEIGHT)
+DECK_SIZE = (presenter.SLIDE_WIDTH, presenter.SLIDE_HEIGHT)          # the size the decks are made for
 
 
 def palette(page, label: str) -> None:
@@ -207,7 +208,6 @@ def palette(page, label: str) -> None:
 def check_deck(page, nb: Path, res: dict) -> dict:
     """The notebook as a deck in jupyterlab-slideshow, at 1280 x 720: every slide visited, its content measured
     from the DOM (no scaling: the deck shows cells at their size), every explorer moved on its slide."""
-    from launchlab.faces import presenter
     cells = json.loads(nb.read_text())["cells"]
     ids = [c.get("id") for c in cells]
     expected = presenter.deck(nb)
@@ -311,7 +311,6 @@ JS_STATIC = """async () => {
 def check_static_decks(browser) -> list[dict]:
     """Every static deck (make slides) opened from disk with the network cut off: it loads (reveal.js from the
     copy beside it), every slide is visited, carries its speaker notes, and every picture on it decodes."""
-    from launchlab.faces import presenter
     out = []
     for nb in presenter.decks(NOTEBOOKS):
         html = SLIDES / f"{nb.stem}.slides.html"
@@ -437,7 +436,6 @@ def check_notebook(browser, lab: Lab, nb: Path) -> dict:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{nb.stem}.png"))
     # 5. the notebook as a slide deck (sections 01-08; issue 28)
-    from launchlab.faces import presenter
     if nb in presenter.decks(nb.parent):
         res["deck"] = check_deck(page, nb, res)
         res["problems"] += [f"deck: {p}" for p in res["deck"]["problems"]]
@@ -476,26 +474,26 @@ def main(names: list[str]) -> int:
         finally:
             browser.close()
     decks = [r for r in results if "deck" in r]
-    presenter = {"decks": sum(1 for r in decks if r["deck"]["slides_visited"] == r["deck"]["slides_expected"] > 0),
-                 "slides": sum(r["deck"]["slides_visited"] for r in decks),
-                 "slides_overflowing": sum(len(r["deck"]["slides_overflowing"]) for r in decks),
-                 "explorers_in_decks": sum(r["deck"]["explorers"] for r in decks),
-                 "explorers_moved_in_slides": sum(r["deck"]["explorers_moved"] for r in decks),
-                 "console_errors": sum(len(r["console_errors"]) for r in decks)
-                 + sum(len(r["console_errors"]) for r in static),
+    shown = {"decks": sum(1 for r in decks if r["deck"]["slides_visited"] == r["deck"]["slides_expected"] > 0),
+             "slides": sum(r["deck"]["slides_visited"] for r in decks),
+             "slides_overflowing": sum(len(r["deck"]["slides_overflowing"]) for r in decks),
+             "explorers_in_decks": sum(r["deck"]["explorers"] for r in decks),
+             "explorers_moved_in_slides": sum(r["deck"]["explorers_moved"] for r in decks),
+             "console_errors": sum(len(r["console_errors"]) for r in decks)
+             + sum(len(r["console_errors"]) for r in static),
                  "static_decks": sum(1 for r in static if not r["problems"])}
     report = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "chromium": version,
               "notebooks": len(results), "widgets_moved": sum(r["widgets_moved"] for r in results),
               "console_errors": sum(len(r["console_errors"]) for r in results),
               "failed": [r["notebook"] for r in results if r["problems"]]
               + [r["deck"] for r in static if r["problems"]],
-              "presenter": presenter, "results": results, "static_decks": static}
+              "presenter": shown, "results": results, "static_decks": static}
     if not names:                                   # the kept report is always of a whole run
         REPORT.parent.mkdir(parents=True, exist_ok=True)
         REPORT.write_text(json.dumps(report, indent=1) + "\n")
     print(f"{report['notebooks']} notebooks, {report['widgets_moved']} widgets moved, "
           f"{report['console_errors']} console errors, failed: {report['failed'] or 'none'}")
-    print("presenter: " + ", ".join(f"{k} {v}" for k, v in presenter.items()))
+    print("presenter: " + ", ".join(f"{k} {v}" for k, v in shown.items()))
     return 1 if report["failed"] else 0
 
 
