@@ -481,7 +481,7 @@ def main(names: list[str]) -> int:
              "explorers_moved_in_slides": sum(r["deck"]["explorers_moved"] for r in decks),
              "console_errors": sum(len(r["console_errors"]) for r in decks)
              + sum(len(r["console_errors"]) for r in static),
-                 "static_decks": sum(1 for r in static if not r["problems"])}
+             "static_decks": sum(1 for r in static if not r["problems"])}
     report = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "chromium": version,
               "notebooks": len(results), "widgets_moved": sum(r["widgets_moved"] for r in results),
               "console_errors": sum(len(r["console_errors"]) for r in results),
