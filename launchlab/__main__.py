@@ -3,6 +3,8 @@
   env                        mode, banner, toolchain
   gates                      every LAUNCHLAB_* gate, its value now, and the restore set
   compile [--sass]           compile every kernel offline with NVRTC (no GPU) and print its resources
+  archs [--only ARCH] [--write]  every kernel built for sm_80 ... sm_120 (entry points, SASS) and the
+                             calculator's limits against NVIDIA's table (--write: data/archs/report.json)
   show FAMILY EXPR [--block N]  the CUDA source of one kernel variant, its registers and shared memory
   record [NAME ...] [--out DIR]  on a GPU: measure every section's door and write the recordings
                              (every recording the registered sections' doors name, or the ones given)
@@ -68,6 +70,11 @@ def _compile(args) -> int:
         if args.sass:
             print(b.sass())
     return 0
+
+
+def _archs(args) -> int:
+    from launchlab.faces import archs
+    return archs.main(write=args.write, only=args.only)
 
 
 def _show(args) -> int:
@@ -212,6 +219,10 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compile")
     c.add_argument("--sass", action="store_true")
     c.set_defaults(fn=_compile)
+    ar = sub.add_parser("archs", help="every kernel built for every architecture the course targets (no GPU)")
+    ar.add_argument("--write", action="store_true", help="also write data/archs/report.json")
+    ar.add_argument("--only", action="append", default=None, help="build only this architecture (and sm_90)")
+    ar.set_defaults(fn=_archs)
     sh = sub.add_parser("show", help="the CUDA source of one kernel variant")
     sh.add_argument("family")
     sh.add_argument("expr")

@@ -1,58 +1,18 @@
 """The GPUs learners have (issue 29): the occupancy calculator's per-architecture limits against NVIDIA's published
 table, read from NVIDIA's own header (CCCL's cuda/__device/arch_traits.h, shipped in the nvidia-cuda-cccl wheel),
 and what the calculator then says on each architecture."""
-import importlib.util
-import re
-from pathlib import Path
+import json
 
 import pytest
 
 from launchlab.core import hardware, occupancy
+from launchlab.faces import archs
 
 FIELDS = ("max_threads_per_multiprocessor", "max_blocks_per_multiprocessor", "max_shared_memory_per_multiprocessor",
           "reserved_shared_memory_per_block", "max_shared_memory_per_block_optin")
-
-
-def arch_traits_header() -> Path:
-    for root in importlib.util.find_spec("nvidia").submodule_search_locations:
-        for p in sorted(Path(root).glob("cu*/include/cccl/cuda/__device/arch_traits.h")):
-            return p
-    raise FileNotFoundError("nvidia-cuda-cccl's cuda/__device/arch_traits.h (a dev dependency)")
-
-
-def _value(expr: str, known: dict, cc: int) -> int:
-    """An initializer of the header: `100 * 1024`, `2048`, `__traits.a - __traits.b`, or the common traits'
-    `(__cc >= compute_capability{80}) ? 1024 : 0`."""
-    m = re.fullmatch(r"\(__cc >= compute_capability\{(\d+)\}\) \? (\d+) : (\d+)", expr.strip())
-    if m:
-        return int(m.group(2)) if cc >= int(m.group(1)) else int(m.group(3))
-    expr = re.sub(r"__traits\.(\w+)", lambda m: str(known[m.group(1)]), expr)
-    if not re.fullmatch(r"[\d\s*+\-/]+", expr):
-        raise ValueError(f"not an arithmetic initializer: {expr!r}")
-    return int(eval(expr, {"__builtins__": {}}))           # digits and + - * / only, checked above
-
-
 COMMON = ("max_threads_per_block", "max_registers_per_block", "max_registers_per_multiprocessor",
           "reserved_shared_memory_per_block", "warp_size")
-
-
-def published() -> dict[tuple[int, int], dict[str, int]]:
-    """{(major, minor): {field: value}} for every architecture the header defines field by field: its common
-    traits (__common_arch_traits) overridden by the architecture's own."""
-    text = arch_traits_header().read_text()
-    common = re.search(r"__common_arch_traits\(arch_id __arch_id\) noexcept\s*\{(.*?)\n\}", text, re.S).group(1)
-    out = {}
-    for m in re.finditer(r"arch_traits<arch_id::sm_(\d+)>\(\) noexcept\s*\{(.*?)\n\};", text, re.S):
-        n, body = int(m.group(1)), m.group(2)
-        if "= ::cuda::arch_traits<" in body:          # an alias of another architecture (sm_90a, sm_103, ...)
-            continue
-        known: dict = {}
-        for part in (common, body):
-            for f, e in re.findall(r"__traits\.(\w+)\s*=\s*([^;]+);", part):
-                if f in FIELDS or f in COMMON:
-                    known[f] = _value(e, known, n)
-        out[(n // 10, n % 10)] = known
-    return out
+published = archs.published          # NVIDIA's table, parsed from the header (launchlab.faces.archs)
 
 
 def test_the_header_is_nvidias_table_and_covers_every_arch_the_course_targets():
@@ -102,3 +62,70 @@ def test_each_learner_gpu_is_its_architecture_with_its_own_sm_count():
     counts = {k: v.sm_count for k, v in hardware.LEARNER_GPUS.items()}
     assert counts == {"A100": 108, "H100 PCIe": 114, "L4": 58, "RTX 4090": 128, "B200": 148}
     assert all(v.compute_capability in hardware.ARCH_LIMITS for v in hardware.LEARNER_GPUS.values())
+
+
+def test_the_calculator_agrees_with_nvidias_table_on_every_arch():
+    assert archs.calculator_differences() == {a: [] for a in hardware.ARCHS}
+
+
+def test_a_limit_that_drifts_from_nvidias_table_is_named():
+    table = published()
+    table[(8, 9)] = dict(table[(8, 9)], max_blocks_per_multiprocessor=32)    # the kind of drift sm_120 had between CCCLs
+    del table[(12, 0)]
+    d = archs.calculator_differences(table)
+    assert d["sm_89"] == ["max_blocks_per_multiprocessor: 24 vs 32"] and d["sm_120"] == ["not in NVIDIA's table"]
+    assert d["sm_90"] == []
+
+
+def test_a_header_initializer_that_is_not_arithmetic_is_refused():
+    with pytest.raises(ValueError, match="not an arithmetic initializer"):
+        archs._value("__import__('os')", {}, 90)
+    assert archs._value("(__cc >= compute_capability{80}) ? 1024 : 0", {}, 75) == 0
+    assert archs._value("__traits.a - 1024", {"a": 2048}, 90) == 1024
+
+
+# ---------------------------------------------------------------- every kernel built for every architecture
+REPORT = json.loads(archs.REPORT.read_text())
+
+
+def test_the_committed_report_has_every_arch_built_and_checked():
+    assert archs.headline(REPORT) == {"archs_compiled": list(hardware.ARCHS),
+                                      "calculator_archs_checked": list(hardware.ARCHS)}
+    assert REPORT["builds"]["sm_80"]["hopper_ops_compiled_out"]            # PDL's wait and release, compiled out
+    assert not REPORT["builds"]["sm_90"]["hopper_ops_compiled_out"]
+
+
+def test_a_build_that_lost_a_kernel_or_its_body_is_not_counted():
+    r = json.loads(json.dumps(REPORT))
+    fam = next(iter(r["entry_points"]["sm_86"]))
+    builds = {a: {f: dict(fns) for f, fns in b.items()} for a, b in r["entry_points"].items()}
+    dropped = next(iter(builds["sm_86"][fam]))
+    del builds["sm_86"][fam][dropped]
+    m = next(iter(builds["sm_89"][fam]))
+    builds["sm_89"][fam][m] = dict(builds["sm_89"][fam][m], instructions=3, **{"global": False})
+    cmp = archs.compare(builds)
+    assert not cmp["sm_86"]["same_entry_points"] and cmp["sm_89"]["trivial"] == [f"{fam}:{builds['sm_89'][fam][m]['expr']}"]
+    assert archs.compiled({"builds": cmp}) == [a for a in hardware.ARCHS if a not in ("sm_86", "sm_89")]
+
+
+class _Build:
+    """One architecture per class, so pytest-xdist's loadscope spreads the six builds over its workers."""
+    arch = ""
+
+    def test_every_kernel_builds_with_the_sm_90_entry_points_and_nontrivial_sass(self):
+        """Built now with this machine's NVRTC: the report's entry points, each reaching global memory and keeping
+        or dropping the Hopper-only instructions as recorded; instruction counts within 25 % of the report's (an
+        NVRTC patch release may schedule a few instructions differently; a dropped body is far outside)."""
+        got, rec = archs.build(self.arch), REPORT["entry_points"][self.arch]
+        assert {f: set(fns) for f, fns in got.items()} == {f: set(fns) for f, fns in rec.items()}, \
+            "the build differs from data/archs/report.json: python -m launchlab archs --write"
+        for f, fns in got.items():
+            for m, fn in fns.items():
+                r = rec[f][m]
+                assert (fn["expr"], fn["global"], fn["hopper_ops"]) == (r["expr"], r["global"], r["hopper_ops"]), m
+                assert abs(fn["instructions"] - r["instructions"]) <= 0.25 * r["instructions"], (m, fn, r)
+        assert archs.compare({archs.BASE: REPORT["entry_points"][archs.BASE], self.arch: got})[self.arch]["trivial"] == []
+
+
+for _arch in hardware.ARCHS:
+    globals()[f"TestBuild_{_arch}"] = type(f"TestBuild_{_arch}", (_Build,), {"arch": _arch})

@@ -88,7 +88,7 @@ def test_every_explorer_of_the_decks_sits_on_a_slide():
         explorers += sum(s.explorers for s in on)
         assert all(s.explorers == 1 for s in on)
         assert sum(s.explorers for s in on) == sum(presenter.is_explorer(c) for c in nb["cells"])
-    assert explorers == 7
+    assert explorers == 9
 
 
 def test_the_h200_test_moves_every_explorer_class_the_decks_show():
@@ -97,7 +97,7 @@ def test_the_h200_test_moves_every_explorer_class_the_decks_show():
     live = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(live)
     shown = [n for p in DECKS for n in presenter.explorer_classes(p)]
-    assert sorted(shown) == sorted(live.BUILT) and len(shown) == 7
+    assert sorted(shown) == sorted(live.BUILT) and len(shown) == 9
 
 
 def test_a_good_deck_has_no_problems_and_its_slides_are_counted():

@@ -26,6 +26,13 @@ def _build(name: str):
         return {"BandwidthExplorer": lambda: explorers.BandwidthExplorer(bandwidth.DOOR.recorded()),
                 "WaveExplorer": lambda: explorers.WaveExplorer(staircases.DOOR.recorded()),
                 "OccupancyExplorer": lambda: explorers.OccupancyExplorer()}[name]()
+    if name == "SliceWaveExplorer":
+        from launchlab.sections.s01_arithmetic import explorers, smaller_gpus
+        return explorers.SliceWaveExplorer(smaller_gpus.DOOR.recorded())
+    if name == "SliceStarvationExplorer":
+        from launchlab.sections.s03_starvation import smaller_gpus
+        from launchlab.sections.s05_sharding import explorers
+        return explorers.SliceStarvationExplorer(smaller_gpus.DOOR.recorded())
     if name == "RMSExplorer":
         from launchlab.sections.s02_width import explorers, rmsnorm
         return explorers.RMSExplorer(rmsnorm.DOOR.recorded())
@@ -43,7 +50,7 @@ def _build(name: str):
 
 
 BUILT = ("BandwidthExplorer", "WaveExplorer", "OccupancyExplorer", "RMSExplorer", "KDAExplorer", "MLAExplorer",
-         "SplitExplorer")
+         "SplitExplorer", "SliceStarvationExplorer", "SliceWaveExplorer")
 ARITHMETIC = {"OccupancyExplorer"}          # the calculator: no kernel behind it, in either mode
 
 

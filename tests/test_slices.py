@@ -133,3 +133,96 @@ def test_a_bad_count_is_refused_before_anything_is_made():
     assert slices.active() is None
     with slices.SMSlice(8) as s:                   # and the next slice still works
         assert s.prove(_stamped_waves(132).sm) == 8
+
+
+def test_a_sliced_spec_keeps_every_per_sm_limit():
+    from launchlab.core import hardware, occupancy
+    s = hardware.sliced("H200", 16)
+    assert s.sm_count == 16 and s.max_blocks_per_sm == 32 and s.smem_per_sm == hardware.H200.smem_per_sm
+    assert hardware.sliced("H200", 132) is hardware.H200
+    assert occupancy.occupancy(256, 32, 0, s).blocks_per_wave == 16 * 8       # the calculator's wave shrinks
+    for bad in (0, 133, -8):
+        with pytest.raises(ValueError, match="holds 1 to 132 SMs"):
+            hardware.sliced("H200", bad)
+
+
+def test_outside_a_slice_nothing_is_said_and_streams_are_ordinary():
+    assert slices.active() is None and slices.green() is None and slices.note() == ""
+
+
+# ---------------------------------------------------------------- the course's instruments inside a slice
+@pytest.mark.gpu
+def test_inside_a_slice_the_hardware_the_calculator_and_every_timing_read_n():
+    from launchlab.core import hardware, occupancy, sharing, timing
+    from launchlab.kernels import waves
+    w = waves.WaveKernels()
+    with slices.SMSlice(32):
+        spec = hardware.from_device()
+        assert spec.sm_count == 32 and spec.name == hardware._properties(0).name
+        assert occupancy.occupancy(256, 32, 0, spec).blocks_per_wave == 32 * 8
+        assert occupancy.occupancy(256, 32, 0).blocks_per_wave == 32 * 8          # the calculator's default "H200"
+        assert hardware.spec("H200").sm_count == 32 and hardware.spec(hardware.H200).sm_count == 132
+        from launchlab.kernels import kda_decode
+        from launchlab.sections.s09_lab import lab
+        assert lab.sms() == 32 and kda_decode.geometry(12, kda_decode.V, "store", "walk").share_sms == 12 / 32
+        assert "on 32 of the GPU's 132 SMs (a green context)" in sharing.note()
+        t = timing.events(lambda: w.launch_work(33, 1), reps=3)
+        assert "32 of the GPU's 132 SMs" in str(t)
+        tl = _stamped_waves(64)
+        assert tl.sm_count == 32                      # the timeline reads the slice's SMs too
+    assert hardware.from_device().sm_count == _whole() and "green context" not in sharing.note()
+
+
+@pytest.mark.gpu
+def test_a_cuda_graph_captured_and_replayed_inside_a_slice_stays_in_it():
+    """timing.graph makes its own stream: inside a slice, one of the slice's (slices.stream). The fix's 48
+    stamped blocks, replayed from the graph, ran on 16 SMs."""
+    from launchlab.core import timeline, timing
+    from launchlab.kernels import kda_decode
+    b = kda_decode.Bench(12)
+    p = kda_decode.plan(12, kda_decode.V, kda_decode.BV_TILED, "rn", "walk")
+
+    def once():
+        kda_decode.step(b.q, b.k, b.vv, b.g, b.beta, b.state, b.o, b.scratch, kda_decode.BV_TILED, "rn", "walk",
+                        timeline=True)
+    with slices.SMSlice(16) as s:
+        tl = timeline.capture(kda_decode.FAMILY, lambda: timing.graph(once, launches=1, reps=1, warmup=1),
+                              p.blocks, p.block, "graph in a slice")
+        assert p.blocks == 48 and s.prove(tl.sm) == 16
+    tl = timeline.capture(kda_decode.FAMILY, lambda: timing.graph(once, launches=1, reps=1, warmup=1),
+                          p.blocks, p.block, "graph on the whole GPU")
+    assert tl.sms_with_work == 48
+
+
+@pytest.mark.gpu
+def test_abba_and_the_gates_work_inside_a_slice():
+    """Both arms of one build, flipped by a gate, interleaved inside one slice: the fix beats main there too."""
+    from launchlab.core import gates, timing
+    from launchlab.kernels import kda_decode
+    b = kda_decode.Bench(12)
+
+    def arm(vt: str, elide: str):
+        def run():
+            with gates.setting(KDA_BODY="walk", KDA_VT=vt, KDA_ELIDE=elide):
+                return b.time(reps=3)
+        return run
+    with slices.SMSlice(16):
+        ab = timing.abba(arm("0", "store"), arm("1", "rn"), pairs=2)
+    assert ab.order == ["A", "B", "B", "A"] and ab.ratio() < 1
+    assert all("16 of the GPU's 132 SMs" in (r.shared or "") for r in ab.results)
+
+
+def test_without_green_contexts_a_slice_is_the_whole_gpu_and_says_so(monkeypatch, capsys):
+    """An older driver or a cuda-bindings without the API: the slice falls back to the whole GPU in one line,
+    never silently, and describes itself so."""
+    from launchlab.core import hardware
+    monkeypatch.setattr(slices.mode, "require_live", lambda what: None)
+    monkeypatch.setattr(slices, "granularity", lambda device=0: (None, "this cuda-bindings has no green contexts"))
+    monkeypatch.setattr(hardware, "from_device", lambda device_id=0: hardware.H200)
+    with slices.SMSlice(16) as s:
+        assert s.whole and s.n == 132 and slices.green() is None and slices.note() == ""
+        assert "not 16" in s.fallback and "the whole GPU (132 SMs; green contexts unavailable" in s.describe()
+        assert hardware.spec("H200").sm_count == 132
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "running on the whole GPU (132 SMs), not 16" in out
+    assert slices.active() is None

@@ -21,7 +21,7 @@ def figs():
 
 def test_one_object_keyed_by_section(figs):
     assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
-                         "browser", "presenter", "architecture", "course", "tests"]
+                         "browser", "presenter", "gpus", "architecture", "course", "tests"]
 
 
 def test_the_tests_figures_as_issue_27_asks(figs):
@@ -74,11 +74,28 @@ def test_the_figures_the_issue_names(figs, key):
     assert isinstance(figs[sec][name], float)
 
 
+LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): str,
+         ("gpus", "calculator_archs_checked"): str}      # the lists issue 29 names; every other figure is a scalar
+
+
 def test_every_figure_is_a_plain_number_or_boolean(figs):
     for sec, d in figs.items():
         assert d, sec
         for k, v in d.items():
-            assert isinstance(v, (int, float, bool)), (sec, k, v)
+            if (sec, k) in LISTS:
+                assert isinstance(v, list) and all(isinstance(x, LISTS[sec, k]) for x in v), (sec, k, v)
+            else:
+                assert isinstance(v, (int, float, bool)), (sec, k, v)
+
+
+def test_the_gpus_figures_as_issue_29_asks(figs):
+    g = figs["gpus"]
+    assert g["green_sm_counts_measured"] == [16, 32, 64, 128] and g["green_sms_respected"] is True
+    assert g["archs_compiled"] == ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
+    assert g["calculator_archs_checked"] == g["archs_compiled"]
+    assert figs["01"]["wave_step_blocks_16sm"] == 16 and figs["01"]["wave_step_blocks_132sm"] == 132
+    f = figs["05"]
+    assert f["kda_main_machine_share_16sm"] == 0.75 and f["kda_main_ratio_16sm"] < f["kda_main_ratio_132sm"]
 
 
 def test_values_are_the_recordings(figs):

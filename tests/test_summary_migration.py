@@ -55,8 +55,10 @@ CHANGED = {
         "issue 26: 05 gained the step's launches by SM share and time (figures.step_launches), 08 the split "
         "counts against the proven bound (figures.moves) and its explorer's preview; every one decoded in Chromium"),
     ("browser", "widgets_moved"): (
-        17, 18, "issue 26: 08's split explorer (a split count S, against S = 256 and the proven bound), moved in "
-                "Chromium like every other"),
+        17, 22, "issue 26: 08's split explorer (a split count S, against S = 256 and the proven bound), moved in "
+                "Chromium like every other (18); issue 29: 05's two explorers on slices of the H200 -- the SM-count "
+                "slider and the arm of the KDA explorer, the SM-count slider and the grid of §1's staircase "
+                "(22)"),
     ("browser", "notebooks"): (
         11, 13, "issue 26: §2 and §3 read in two parts each (02a/02b, 03a/03b), each part opened in Chromium"),
     ("09", "grading_seconds_30_submissions"): (
@@ -76,6 +78,15 @@ CHANGED = {
         "files), so they were not opened in Chromium; the replay pages are (26 of 26 figures)"),
     ("reliability", "course_live_figures_missing"): (
         0, None, "see course_live_figures_in_chromium"),
+    ("reliability", "bad_inputs_rejected"): (
+        39, 43, "issue 29: four more bad inputs, each refused with the allowed SM counts named -- a slice of 0, 12 "
+                "and 136 SMs, and a green context of 12 SMs asked of the driver on the H200 (which would round it "
+                "up to 16 silently); data/reliability/bad_inputs.json re-run live on the H200"),
+    ("reliability", "bad_inputs_cases"): (39, 43, "issue 29: see bad_inputs_rejected"),
+    ("reliability", "bad_inputs_run"): (39, 43, "issue 29: see bad_inputs_rejected"),
+    ("reliability", "sanitizer_runs"): (
+        10, 14, "issue 29: the sweep's third program, the course's kernels inside green contexts of 16 and 64 SMs "
+                "(tools/slice_sanitize.py), under memcheck, racecheck, initcheck and synccheck: 0 errors each"),
     ("reliability", "hub_test_seconds"): (
         56.1, 22.8,
         "issue 25: make hub-test re-run with each learner's server in a fresh home, the notebooks copied in by the "

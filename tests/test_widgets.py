@@ -148,3 +148,32 @@ def test_the_split_explorer_shows_each_recorded_count_and_refuses_the_rest():
     assert f"{one.n_differ:,} of 8,192 outputs differ" in ex.shown and f"{one.sign_flips:,} change sign" in ex.shown
     with pytest.raises(KeyError, match="was not recorded"):
         ex.update(192)
+
+
+def test_the_sm_count_sliders_move_the_machine_under_the_kernel():
+    """Issue 29's explorers: the slice's SMs and the grid (§1), the slice's SMs and the arm (§5), on the recorded
+    slices; moving the SM slider keeps the grid at the same place on the new slice's staircase."""
+    from launchlab.sections.s01_arithmetic import smaller_gpus as waves_on
+    from launchlab.sections.s01_arithmetic.explorers import SliceWaveExplorer
+    from launchlab.sections.s03_starvation import smaller_gpus as kda_on
+    from launchlab.sections.s05_sharding.explorers import SliceStarvationExplorer
+    ex = SliceWaveExplorer(waves_on.recorded())
+    sms, grid = ex.widget().children[0].children
+    grid.value = 17
+    assert "grid 17 on 16 SMs = 2 wave(s) of 16" in ex.shown and "step falls after 16 blocks" in ex.shown
+    place = list(grid.options).index(17)
+    sms.value = 132
+    assert list(grid.options).index(grid.value) == place and grid.value == 133
+    assert "grid 133 on 132 SMs = 2 wave(s) of 132" in ex.shown and "(recorded on 132 SMs)" in ex.shown
+
+    ex = SliceStarvationExplorer(kda_on.recorded())
+    sms, arm = ex.widget().children[0].children
+    assert "12 of the slice's 16 SMs (75%" in ex.shown and "-> unclear" in ex.shown
+    sms.value = 64
+    assert "12 of the slice's 64 SMs (19%" in ex.shown and "-> starvation" in ex.shown
+    arm.value = "fix"
+    assert "48 blocks ran on 48 of the slice's 64 SMs" in ex.shown
+    arm.value = "tuned"
+    assert "tuned on 64 SMs: 48 blocks;" in ex.shown
+    with pytest.raises(ValueError, match="no arm 'fast'; the arms are main, fix, tuned"):
+        kda_on.point(16, "fast")

@@ -1,9 +1,11 @@
 """The reliability sweep's compute-sanitizer runs (issue 14): memcheck, racecheck, initcheck and synccheck over the
-self-tests (every kernel and variant against its numpy reference) and one decode token (both presets, on the PDL
-launch path, eager and from a graph), each log kept with its command in the first line, and every report
+self-tests (every kernel and variant against its numpy reference), one decode token (both presets, on the PDL
+launch path, eager and from a graph) and the course's kernels inside green contexts of 16 and 64 SMs
+(tools/slice_sanitize.py: compute-sanitizer supports them), each log kept with its command in the first line, and every report
 attributed to the kernel it names -- the course's, or a library's (cuBLAS's nvjet GEMMs and split-K reduce).
 
     python tools/sanitize_sweep.py [--out data/sanitizer] [--tools memcheck,racecheck,...] [--jobs 6]   (on a GPU)
+    python tools/sanitize_sweep.py --targets slices      # one program again; its rows replace its old ones
 
 Each program runs once without a sanitizer first; every sanitized run must print what it printed (the decode
 token's next token, the self-tests' verdicts). racecheck and initcheck run over the decode token twice: as is,
@@ -28,6 +30,7 @@ TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 TARGETS = {
     "selftest": [sys.executable, "-m", "launchlab", "selftest"],
     "decode": [sys.executable, "tools/decode_sanitize.py", "3", "16384"],       # MLA, KDA, norms, glue; split path
+    "slices": [sys.executable, "tools/slice_sanitize.py", "16", "64"],          # inside green contexts (issue 29)
 }
 LIBRARY = re.compile(r"nvjet|splitKreduce|cublas|cutlass|gemm", re.I)
 # the decode token again with cuBLAS's kernels left uninstrumented (they still run): what racecheck and initcheck
@@ -75,7 +78,7 @@ def errors(log: str) -> int | None:
 def outcome(target: str, log: str) -> list[str]:
     """What the program itself printed that must not change under a sanitizer: the decode token's line per
     preset (token, logits finite), or each self-test's name and verdict and the count."""
-    if target == "decode":
+    if target == "decode":  # the others print `ok NAME` lines and a count
         return [ln for ln in log.splitlines() if ln.startswith(("main:", "fixed:"))]
     return [" ".join(ln.split()[:2]) for ln in log.splitlines() if ln.startswith(("ok ", "FAIL "))] + \
         [ln for ln in log.splitlines() if re.match(r"\d+ passed, \d+ failed", ln)]
@@ -138,6 +141,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--timeout", type=int, default=400)
     ap.add_argument("--jobs", type=int, default=1, help="sanitizer runs at once (each is one process on the GPU)")
+    ap.add_argument("--targets", default=",".join(TARGETS), help="programs to run (others' rows are kept)")
     ap.add_argument("--reanalyze", type=Path, metavar="SWEEP_JSON", help="re-read a sweep's logs; run nothing")
     a = ap.parse_args(argv)
     if a.reanalyze:
@@ -148,8 +152,12 @@ def main(argv=None) -> int:
     drv = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
     # the same programs without a sanitizer first: what each sanitized run must print too
-    reference = {t: outcome(t, _run(cmd, a.timeout)[0]) for t, cmd in TARGETS.items()}
-    jobs = [(t, tool, flt) for t in TARGETS for tool in a.tools.split(",")
+    targets = a.targets.split(",")
+    unknown = sorted(set(targets) - set(TARGETS))
+    if unknown:
+        ap.error(f"unknown target(s) {unknown}; known: {sorted(TARGETS)}")
+    reference = {t: outcome(t, _run(TARGETS[t], a.timeout)[0]) for t in targets}
+    jobs = [(t, tool, flt) for t in targets for tool in a.tools.split(",")
             for flt in ((False, True) if (t, tool) in FILTERED else (False,))]
 
     def one(job):
@@ -163,9 +171,17 @@ def main(argv=None) -> int:
 
     with ThreadPoolExecutor(max(1, a.jobs)) as pool:
         rows = list(pool.map(one, jobs))
-    (a.out / "sweep.json").write_text(json.dumps({"date": f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
-                                                  "gpu": drv, "sanitizer": ver, "reference": reference,
-                                                  "runs": rows}, indent=1) + "\n")
+    now = f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC"
+    old = json.loads((a.out / "sweep.json").read_text()) if (a.out / "sweep.json").exists() else {}
+    if old and set(targets) != set(TARGETS):        # a partial sweep: the other programs' rows stay as they were
+        kept = [r for r in old["runs"] if r["target"] not in targets]
+        reference = {**{t: v for t, v in old["reference"].items() if t not in targets}, **reference}
+        dates = {**old.get("dates", {t: old["date"] for t in old["reference"]}), **{t: now for t in targets}}
+        rows = kept + rows
+    else:
+        dates = {t: now for t in targets}
+    (a.out / "sweep.json").write_text(json.dumps({"date": now, "dates": dates, "gpu": drv, "sanitizer": ver,
+                                                  "reference": reference, "runs": rows}, indent=1) + "\n")
     print(table(rows))
     return 0 if all(r["errors"] is not None and r["in_course_kernels"] == 0 and r["output_as_without_sanitizer"]
                     for r in rows) else 1

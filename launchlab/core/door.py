@@ -14,7 +14,10 @@ asks for (relaunch the kernel now, or look the point up in the recording).
 
 The course's live run measures with a door's `quick` arguments where it has them (fewer tokens, pairs or reps
 than the recorder's, never a different instrument), so that no notebook keeps a learner waiting for minutes;
-LAUNCHLAB_LIVE_FULL=1 measures with the recorder's own arguments. Either way the result prints the tokens, pairs
+LAUNCHLAB_LIVE_FULL=1 measures with the recorder's own arguments. A door made with replayed_live=True (the
+sweeps inside green contexts of N SMs, issue 29) answers with its recording in a live session too, unless the
+learner asks: data(refresh=True), or LAUNCHLAB_REMEASURE=<recording>[,...] (or `all`); its single points (an
+explorer's slider) are still relaunched live. Either way the result prints the tokens, pairs
 and reps it holds, and a door that measures shows a progress bar timed by its last live run.
 
 A recording file can hold the results of several doors (section01 holds §1's streaming read and its wave
@@ -32,6 +35,13 @@ from launchlab.core import mode, progress, recordings, reuse
 T = TypeVar("T")
 
 
+def remeasure(recording: str) -> bool:
+    """Whether LAUNCHLAB_REMEASURE (a comma-separated list of recordings, or `all`) asks to re-measure `recording`
+    in a live session rather than replay it (a door with replayed_live)."""
+    asked = {x.strip() for x in os.environ.get("LAUNCHLAB_REMEASURE", "").split(",") if x.strip()}
+    return "all" in asked or recording in asked
+
+
 @dataclass
 class Door(Generic[T]):
     name: str                                  # what the door measures, in words (for progress and errors)
@@ -41,6 +51,7 @@ class Door(Generic[T]):
     parse: Callable[[dict, str], T]            # (recording data, provenance line) -> typed result
     dump: Callable[[T], dict] | None = None    # typed result -> its keys of the recording data (None: a view)
     quick: dict = field(default_factory=dict)  # measure()'s arguments in the course's live run (LAUNCHLAB_LIVE_FULL=1: none)
+    replayed_live: bool = False                # live too, data() is the recording unless asked to re-measure
     _cache: T | None = field(default=None, init=False, repr=False)
 
     @property
@@ -52,6 +63,10 @@ class Door(Generic[T]):
         GPU while kernels, code and gates match: launchlab.core.reuse; refresh=True measures again). Replay: the
         recording."""
         if not self.live:
+            return self.recorded()
+        if self.replayed_live and not refresh and self._cache is None and not remeasure(self.recording):
+            print(f"{self.name}: the H200 recording, live too (re-measure with data(refresh=True), or "
+                  f"LAUNCHLAB_REMEASURE={self.recording})")
             return self.recorded()
         if self._cache is None or refresh:
             hit = None if refresh else reuse.load(self)
@@ -65,6 +80,10 @@ class Door(Generic[T]):
                     self._cache = self.measure(**kwargs)
                 reuse.save(self, self._cache)
             reuse.log(self, time.perf_counter() - t0, reused=hit is not None)
+            try:
+                self._cache._door = self      # a live result knows its door: launchlab.core.machine draws the
+            except (AttributeError, TypeError):   # H200's recording beside it on another GPU
+                pass
         return self._cache
 
     def live_arguments(self) -> dict:

@@ -25,7 +25,7 @@ import textwrap
 import ipywidgets
 import matplotlib.pyplot as plt
 
-from launchlab.core import plotted
+from launchlab.core import machine, plotted
 
 WRAP = 110          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
 TEXT_STYLE = ('<pre class="launchlab-explorer-text" style="white-space: pre-wrap; word-break: normal; '
@@ -128,8 +128,22 @@ class Explorer:
     def values(self) -> dict:
         return {c.description_key: c.value for c in self._controls}
 
+    def swap(self, ctrl, options, value) -> None:
+        """Give `ctrl` other options and a value without drawing in between: a control whose options follow
+        another's (the grids recorded at another residency or on another slice); the panel then draws once,
+        from the observer that called this (it runs before the panel's own redraw)."""
+        self._swapping = True
+        try:
+            ctrl.options = options
+            ctrl.value = value
+        finally:
+            self._swapping = False
+
     def redraw(self) -> None:
-        text, fig = self.render(**self.values())
+        if getattr(self, "_swapping", False):
+            return
+        with machine.alone():                 # a slider move redraws the live figure only
+            text, fig = self.render(**self.values())
         self._show(self._out, text, fig)
 
     def widget(self) -> ExplorerView:
@@ -138,7 +152,8 @@ class Explorer:
         self._out = w.Output()
         for c in self._controls:
             c.observe(lambda *_: self.redraw(), "value")
-        text, fig = self.render(**self.values())
+        with machine.alone():
+            text, fig = self.render(**self.values())
         self._show(self._out, text, fig, close=False)   # displayed (as a PNG) before the preview marks it up
         preview = preview_png(text, fig)
         described = "\n" + plotted.describe(fig) if fig is not None else ""

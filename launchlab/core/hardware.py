@@ -6,7 +6,7 @@ datasheet-free constant for the part the course was recorded on; tests check it 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 
 @dataclass(frozen=True)
@@ -94,18 +94,47 @@ LEARNER_GPUS = {
 KNOWN = {"H200": H200, **LEARNER_GPUS}
 
 
+# The green slices entered now, innermost last: (its SMs, the whole device's SMs). launchlab.core.slices pushes
+# and pops them; spec("H200") and from_device() read the innermost.
+_slices: list[tuple[int, int]] = []
+
+
+def _known(name: str) -> GPUSpec:
+    try:
+        return KNOWN[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown GPU {name!r}; known: {sorted(KNOWN)}, or pass a GPUSpec") from None
+
+
 def spec(gpu: "str | GPUSpec" = "H200") -> GPUSpec:
-    """A GPUSpec by name ('H200'), or the spec itself."""
+    """A GPUSpec by name ('H200'), or the spec itself. Inside a slice of N of the H200's SMs
+    (launchlab.core.slices) the name 'H200' -- every calculator's default -- is the H200 cut to N SMs, so the
+    occupancy calculator, the waves, the geometry and the audit's blocks / SMs read N there; a GPUSpec passed
+    explicitly is used as given."""
     if isinstance(gpu, GPUSpec):
         return gpu
-    try:
-        return KNOWN[gpu]
-    except KeyError:
-        raise ValueError(f"unknown GPU {gpu!r}; known: {sorted(KNOWN)}, or pass a GPUSpec") from None
+    s = _known(gpu)
+    if gpu == "H200" and _slices and _slices[-1][1] == H200.sm_count:
+        return sliced(H200, _slices[-1][0])
+    return s
+
+
+def sliced(gpu: "str | GPUSpec", sms: int) -> GPUSpec:
+    """The GPU cut to `sms` of its SMs (a green context, launchlab.core.slices): every per-SM limit unchanged."""
+    s = gpu if isinstance(gpu, GPUSpec) else _known(gpu)
+    if not 0 < sms <= s.sm_count:
+        raise ValueError(f"a slice of {s.name} holds 1 to {s.sm_count} SMs, not {sms}")
+    return s if sms == s.sm_count else replace(s, sm_count=sms)
 
 
 def from_device(device_id: int = 0) -> GPUSpec:
-    """Read the spec off a live device (needs CuPy and a GPU)."""
+    """Read the spec off a live device (needs CuPy and a GPU). Inside a slice of N SMs (launchlab.core.slices)
+    the device is N SMs: every calculator, wave count and geometry that reads the spec reads N."""
+    spec = _properties(device_id)
+    return replace(spec, sm_count=_slices[-1][0]) if _slices else spec
+
+
+def _properties(device_id: int) -> GPUSpec:
     import cupy
 
     p = cupy.cuda.runtime.getDeviceProperties(device_id)

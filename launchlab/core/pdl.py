@@ -72,10 +72,43 @@ def in_chain() -> bool:
 
 def attribute_for(family: str) -> bool | None:
     """How a launch of `family` goes now: None outside a chain (CuPy's launch), else whether it carries the
-    programmatic-stream-serialization attribute (LAUNCHLAB_PDL, less the opted-out family)."""
+    programmatic-stream-serialization attribute (LAUNCHLAB_PDL, less the opted-out family; never on a GPU older
+    than sm_90, where the kernels' griddepcontrol is compiled out and the chain runs as plain launches)."""
     if not in_chain():
         return None
-    return gates.value("PDL") == "1" and gates.value("PDL_OPT_OUT") != family
+    return gates.value("PDL") == "1" and gates.value("PDL_OPT_OUT") != family and supported()
+
+
+HOPPER = (9, 0)
+
+
+def supported(compute_capability: tuple[int, int] | None = None) -> bool:
+    """Whether a GPU of this compute capability (default: the current device's, live; the H200's in replay) runs
+    PDL: sm_90 and later."""
+    if compute_capability is None:
+        compute_capability = mode.choose(live=_device_cc, replay=lambda: HOPPER)
+    return tuple(compute_capability) >= HOPPER
+
+
+_cc: dict[int, tuple[int, int]] = {}
+
+
+def _device_cc() -> tuple[int, int]:  # pragma: no mutate block (live only)
+    import cupy as cp
+    d = cp.cuda.Device()
+    if d.id not in _cc:
+        cc = d.compute_capability                   # "90"
+        _cc[d.id] = (int(cc[:-1]), int(cc[-1]))
+    return _cc[d.id]
+
+
+def note(compute_capability: tuple[int, int]) -> str:
+    """What a notebook says about PDL on a GPU of this compute capability."""
+    if supported(compute_capability):
+        return ""
+    return (f"this GPU is sm_{compute_capability[0]}{compute_capability[1]}: PDL needs sm_90, so the chain's "
+            f"launches carry no programmatic-serialization attribute and the kernels' griddepcontrol is compiled "
+            f"out (kernels/pdl.cuh) -- both arms run as plain launches here; the H200's recording shows the overlap")
 
 
 # ------------------------------------------------------------------ the launch

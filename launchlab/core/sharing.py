@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from launchlab.core import mode
+from launchlab.core import mode, slices
 
 _TTL_S = 2.0
 
@@ -107,5 +107,8 @@ def now(refresh: bool = False) -> Sharing:
 
 
 def note() -> str:
-    """What to print beside a timing measured now: '' in replay (the recording carries its own) or when alone."""
-    return mode.choose(live=lambda: now().note(), replay=lambda: "")
+    """What to print beside a timing measured now: '' in replay (the recording carries its own) or when alone
+    on the whole GPU; inside a slice of N SMs (launchlab.core.slices) it says so."""
+    def live():
+        return "; ".join(x for x in (slices.note(), now().note()) if x)
+    return mode.choose(live=live, replay=lambda: "")

@@ -12,6 +12,11 @@ module loaded inside. Pushing the green context current instead does not last: C
 current again when it loads a module or touches the device, and the launches then ran on all 132 SMs -- the
 issue's "first context asked for 8 ran on all 132".
 
+Inside a slice the rest of the course reads N: `hardware.from_device()` and the calculators' default "H200"
+are the device cut to N SMs (the slice tells `hardware` on entry), every timing's note says "on N of the GPU's
+132 SMs", and an instrument that makes a stream of its own (a CUDA graph's, the contention experiment's) takes
+it from `stream()`: another stream of the same green context, ordered after the work already queued.
+
 Which N: the device says (its SM resource's minSmPartitionSize and smCoscheduledAlignment; 8 and 8 on the H200,
 132 SMs): 8, 16, ..., 128, and the whole device, which is its ordinary context rather than a green one. The
 split itself rounds 12 up to 16 and turns 0 into 8 without an error, so `check` refuses those first, naming the
@@ -126,6 +131,30 @@ def active() -> "SMSlice | None":
     return _active[-1] if _active else None
 
 
+def green() -> "SMSlice | None":
+    """The innermost slice entered if it is a green context (not the whole GPU, not a fallback)."""
+    s = active()
+    return s if s is not None and not s.whole else None
+
+
+def stream():  # pragma: no mutate block (live only)
+    """A fresh non-blocking CuPy stream where the launches on it stay in the current slice: a stream of the
+    slice's green context inside one, an ordinary stream outside. The course's instruments that make their own
+    stream (timing.graph, graph_cold, the contention experiment) take it from here; a CUDA graph captured and
+    replayed on it ran on the slice's SMs (tests/test_slices.py proves it by %smid stamps)."""
+    s = green()
+    if s is None:
+        import cupy as cp
+        return cp.cuda.Stream(non_blocking=True)
+    return s.new_stream()
+
+
+def note() -> str:
+    """What a timing measured now says about the SMs it had: '' on the whole GPU."""
+    s = green()
+    return "" if s is None else f"on {s.n} of the GPU's {s.granularity.sm_count} SMs (a green context)"
+
+
 @dataclass
 class SMSlice:
     """The GPU cut to `n` SMs for the launches inside the `with` block (see the module's docstring)."""
@@ -136,6 +165,7 @@ class SMSlice:
     _green: object = field(default=None, repr=False)
     _raw_stream: object = field(default=None, repr=False)
     _stream: object = field(default=None, repr=False)
+    _more: list = field(default_factory=list, repr=False)     # streams made by new_stream(): (raw, CuPy's)
 
     @property
     def whole(self) -> bool:
@@ -166,18 +196,39 @@ class SMSlice:
             self._raw_stream = _ok(drv.cuGreenCtxStreamCreate(self._green, drv.CUstream_flags.CU_STREAM_NON_BLOCKING, 0))
             self._stream = _cupy_stream(cp, int(self._raw_stream))
             self._stream.__enter__()
+            hardware._slices.append((self.n, g.sm_count))
         _active.append(self)
         return self
+
+    def new_stream(self):  # pragma: no mutate block (live only)
+        """Another non-blocking stream of this slice's green context, as a CuPy stream (destroyed on exit), after
+        the work already queued on the slice's stream."""
+        import cupy as cp
+        if self._green is None:
+            return cp.cuda.Stream(non_blocking=True)
+        raw = _ok(_drv().cuGreenCtxStreamCreate(self._green, _drv().CUstream_flags.CU_STREAM_NON_BLOCKING, 0))
+        s = _cupy_stream(cp, int(raw))
+        self._more.append((raw, s))
+        # a device-wide synchronize covers the primary context, not a green one: order what was queued on the
+        # slice's stream so far before anything on the new one
+        s.wait_event(cp.cuda.get_current_stream().record())
+        return s
 
     def __exit__(self, *exc) -> None:  # pragma: no mutate block (live only)
         _active.remove(self)
         if self._green is None:
             return
+        hardware._slices.remove((self.n, self.granularity.sm_count))
         drv = _drv()
         try:
+            for _, s in self._more:
+                s.synchronize()
             self._stream.synchronize()
         finally:
             self._stream.__exit__(*exc)
+            for raw, _ in self._more:
+                _ok(drv.cuStreamDestroy(raw))
+            self._more.clear()
             _ok(drv.cuStreamDestroy(self._raw_stream))
             _ok(drv.cuGreenCtxDestroy(self._green))
             self._green = self._raw_stream = self._stream = None

@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from launchlab.core import loader, mode, sharing
+from launchlab.core import loader, mode, sharing, slices
 
 
 @dataclass
@@ -199,7 +199,7 @@ def graph(fn: Callable[[], object], launches: int = 327, reps: int = 10, warmup:
     cp = _cupy()
     if launches < 1 or reps < 1:
         raise ValueError("launches and reps must be at least 1")
-    stream = cp.cuda.Stream(non_blocking=True)
+    stream = slices.stream()        # inside a slice of N SMs, a stream of its green context
     fn()                        # compile/load outside the capture
     cp.cuda.Device().synchronize()
     g = capture(fn, launches, stream)
@@ -259,7 +259,7 @@ def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None,
         raise ValueError("reps must be at least 1")
     n = len(fns)
     launches = n * max(1, -(-(launches or n) // n))
-    stream = cp.cuda.Stream(non_blocking=True)
+    stream = slices.stream()        # inside a slice of N SMs, a stream of its green context
     for f in fns:               # compile/load outside the capture; touches every copy once
         f()
     cp.cuda.Device().synchronize()

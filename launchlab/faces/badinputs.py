@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from launchlab import sections
-from launchlab.core import dumps, gates, hardware, launch, loader, mode, occupancy, paths, pdl, recordings
+from launchlab.core import dumps, gates, hardware, launch, loader, mode, occupancy, paths, pdl, recordings, slices
 from launchlab.core.badinput import Case
 from launchlab.kernels import decode, kda_decode, mla, rms_norm, splits
 
@@ -192,6 +192,16 @@ def _gpu_step_out_of_cache():
     return m.step(1000)
 
 
+def _gpu_slice_of_12():
+    with slices.SMSlice(12):
+        pass
+
+
+def _gpu_slice_ok() -> bool:
+    with slices.SMSlice(16) as s:
+        return slices.active() is s and hardware.from_device().sm_count == 16
+
+
 # ------------------------------------------------------------------ the cases
 E = launch.LaunchError
 _COURSE: list[Case] = [
@@ -255,6 +265,12 @@ _COURSE: list[Case] = [
          lambda: decode.Config(layers=4).norms_per_token == 15),
     Case("launch path", "a Python int as a kernel argument", lambda: pdl.marshal((7168,)), pdl.PDLError,
          r"NumPy scalars \(np\.int32", lambda: pdl.marshal((np.int32(7168),))[1] == 1 and pdl.words(1) == [7168]),
+    Case("slices", "a slice of 0 SMs", lambda: slices.check(0), slices.SliceError,
+         r"at least 8 SMs.*8, 16, 24, \.\.\., 128, or 132", lambda: slices.check(16) == 16),
+    Case("slices", "a slice of 12 SMs (not a multiple of 8)", lambda: slices.check(12), slices.SliceError,
+         r"silently round 12 up to 16.*8, 16, 24, \.\.\., 128, or 132", lambda: slices.check(16) == 16),
+    Case("slices", "a slice of 136 SMs on a 132-SM GPU", lambda: slices.check(136), slices.SliceError,
+         r"the GPU has 132 SMs.*or 132 \(the whole GPU\)", lambda: slices.check(128) == 128),
     # on a GPU: arrays handed to the launchers
     Case("RMS norm", "NumPy arrays handed to the live launcher", _gpu_numpy_to_norm, E, r"cupy\.asarray",
          _gpu_norm_ok, gpu=True),
@@ -269,6 +285,8 @@ _COURSE: list[Case] = [
     Case("launch", "a grid of 0 at launch", _gpu_grid_zero, E, r"at least one block", _gpu_norm_ok, gpu=True),
     Case("decode", "a position past the model's cache", _gpu_step_out_of_cache, decode.DecodeError,
          r"outside the cache \(capacity", _gpu_norm_ok, gpu=True),
+    Case("slices", "a green context of 12 SMs asked of the driver", _gpu_slice_of_12, slices.SliceError,
+         r"round 12 up to 16", _gpu_slice_ok, gpu=True),
 ]
 
 

@@ -1,7 +1,8 @@
 """The line every notebook prints first: the mode, and the GPU measured now or the recordings replayed."""
 from __future__ import annotations
 
-from launchlab.core import hardware, mode, provenance, recordings, sharing
+from launchlab import sections
+from launchlab.core import hardware, machine, mode, pdl, provenance, recordings, sharing, slices
 
 
 def banner(*recording_names: str) -> str:
@@ -16,6 +17,13 @@ def _live(recording_names) -> str:
              f"      driver {p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}"]
     share = sharing.now()
     lines.append(f"      GPU sharing: {share.note() or 'a whole GPU, no other process on it (NVML)'}")
+    if slices.green() is not None:
+        lines.append(f"      SMs: {slices.active().describe()} -- every timing below says so beside it")
+    other = machine.install([sec.figures for sec in sections.all() if sec.figures is not None])
+    if other:
+        lines.append(other)
+        if not pdl.supported(s.compute_capability):
+            lines.append("      " + pdl.note(s.compute_capability))
     if recording_names:
         lines.append("      recorded H200 numbers are shown beside live ones where a notebook compares them")
     return "\n".join(lines)

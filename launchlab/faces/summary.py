@@ -7,7 +7,8 @@ in CI and on a GPU machine. "architecture" is measured from the package's tree (
 "browser" is read from the last `make test-browser` report
 (data/browser/report.json, kept in the repo), and so is "presenter": the section decks given in the browser
 (launchlab.faces.presenter) and the static decks opened offline. "tests" is how well the tests catch bugs, read from the mutation
-and coverage reports (launchlab.faces.testsuite).
+and coverage reports (launchlab.faces.testsuite). "gpus" is the machines: the green slices of the H200 measured
+and the architectures every kernel builds for (launchlab.faces.gpus).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import math
 
 from launchlab import sections
 from launchlab.core import paths
-from launchlab.faces import architecture, reading, reliability, testsuite
+from launchlab.faces import architecture, gpus, reading, reliability, testsuite
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
 
@@ -59,6 +60,7 @@ def figures(data_dir=None) -> dict:
                           "console_errors": r["console_errors"], "notebooks_failed": len(r["failed"])}
         if "presenter" in r:                          # the section decks, live and static (issue 28)
             out["presenter"] = dict(r["presenter"])
+    out["gpus"] = gpus.headline(out)               # the slices measured, the architectures built (issue 29)
     out["architecture"] = architecture.headline()     # measured from the package's tree, not a recording
     out["course"] = reading.headline()                # measured from the committed notebooks
     out["tests"] = testsuite.headline()               # read from the tests' committed reports (issue 27)

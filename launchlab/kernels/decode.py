@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from launchlab.core import dumps, gates, launch, loader, mode, pdl, timing
+from launchlab.core import dumps, gates, launch, loader, mode, pdl, slices, timing
 from launchlab.kernels import kda_decode, mla, rms_norm
 
 FAMILY = "decode_ops"
@@ -411,8 +411,7 @@ class Model:
     def graph(self, positions: list[int], stream=None):
         """The steps at `positions`, captured in one CUDA graph (run them once eagerly first: the warm-up loads
         every kernel and sizes every buffer outside the capture)."""
-        import cupy as cp
-        stream = stream or cp.cuda.Stream(non_blocking=True)
+        stream = stream or slices.stream()
         it = iter(positions)
         return timing.capture(lambda: self.step(next(it)), len(positions), stream), stream
 

@@ -1,12 +1,13 @@
-"""TODO docstring"""
+"""§1's explorers: the streaming read's grid and block, the occupancy calculator, the wave staircase on the
+whole H200 and on slices of it."""
 from __future__ import annotations
 
 import ipywidgets
 
 from launchlab.core import occupancy
-from launchlab.core.explorer import Explorer, control, exact_box
+from launchlab.core.explorer import SLIDER, Explorer, control, exact_box
 from launchlab.kernels import stream_read
-from launchlab.sections.s01_arithmetic import bandwidth, figures, staircases
+from launchlab.sections.s01_arithmetic import bandwidth, figures, smaller_gpus, staircases
 
 
 class BandwidthExplorer(Explorer):
@@ -109,23 +110,11 @@ class WaveExplorer(Explorer):
                                           layout=w.Layout(min_width="420px", flex="1 1 auto")), "grid")
 
         def keep_grid(change):
-            # another residency has other recorded grids: keep the slider at the closest one (not at 1), and
-            # draw once, after the swap (this observer runs before the panel's redraw)
+            # another residency has other recorded grids: keep the slider at the closest one (not at 1)
             new = self.data.at(change["new"]).grids
-            target = min(new, key=lambda g: abs(g - grid.value))
-            self._swapping = True
-            try:
-                grid.options = new
-                grid.value = target
-            finally:
-                self._swapping = False
+            self.swap(grid, new, min(new, key=lambda g: abs(g - grid.value)))
         res.observe(keep_grid, "value")
         return [res, grid]
-
-    def redraw(self) -> None:
-        if getattr(self, "_swapping", False):
-            return
-        super().redraw()
 
     def render(self, residency, grid):
         row = self.update(residency, grid)
@@ -133,3 +122,44 @@ class WaveExplorer(Explorer):
                 f"{row['blocks_per_wave']}: {row['median_us']:.1f} µs ({row['source']}); "
                 f"staircase model {row['predicted_us']:.1f} µs")
         return text, figures.staircases([self.data.at(residency)], mark=(grid, row["median_us"]))
+
+
+class SliceWaveExplorer(Explorer):
+    """§1 on smaller GPUs: the SMs of the slice and the grid -> waves, and the launch's time on that slice's
+    staircase (live: relaunched inside a green context of N SMs; replay: the recorded point)."""
+
+    def __init__(self, data: "smaller_gpus.SlicedWaves"):
+        super().__init__()
+        self.data = data
+
+    def update(self, sms: int, grid: int) -> dict:
+        st = self.data.at(sms)
+        t, source = smaller_gpus.point(sms, grid)
+        return {"sms": sms, "grid": grid, "blocks_per_wave": st.blocks_per_wave, "step_blocks": st.step_blocks(),
+                "waves": -(-grid // st.blocks_per_wave), "median_us": t.median, "source": source,
+                "share_pct": 100 * min(grid, sms) / sms}
+
+    def controls(self):
+        import ipywidgets as w
+        first = self.data.staircases[0]
+        sms = control(w.SelectionSlider(options=self.data.sm_counts, value=first.sms, description="SMs",
+                                         continuous_update=False, layout=SLIDER), "sms")
+        grid = control(w.SelectionSlider(options=first.grids, value=first.grids[8], description="grid",
+                                          continuous_update=False,
+                                          layout=w.Layout(min_width="420px", flex="1 1 auto")), "grid")
+
+        def keep_place(change):
+            # every slice's staircase has as many recorded grids, at the same fractions of its wave: keep the
+            # slider at the same place on the new slice's staircase
+            i = list(grid.options).index(grid.value)
+            new = self.data.at(change["new"]).grids
+            self.swap(grid, new, new[min(i, len(new) - 1)])
+        sms.observe(keep_place, "value")
+        return [sms, grid]
+
+    def render(self, sms, grid):
+        r = self.update(sms, grid)
+        text = (f"grid {r['grid']} on {r['sms']} SMs = {r['waves']} wave(s) of {r['blocks_per_wave']}: "
+                f"{r['median_us']:.1f} µs hot ({r['source']}); its blocks can use {r['share_pct']:.0f}% of the "
+                f"slice's SMs; the measured step falls after {r['step_blocks']} blocks")
+        return text, figures.staircases_on_slices(self.data, sms=sms, mark=(grid, r["median_us"]))

@@ -141,3 +141,41 @@ def achieved_vs_grid(data, mark: tuple[float, float] | None = None):
     ax.set_title("Occupancy is a property of the launch: the grid has to supply the blocks", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+SLICE_COLORS = {16: "#1b9e77", 32: "#d95f02", 64: "#7570b3", 128: "#e7298a", 132: "#333333"}
+
+
+def staircases_on_slices(d, sms: int | None = None, mark: tuple[float, float] | None = None):
+    """§1 on smaller GPUs: fixed_work at 1 block per SM inside slices of N SMs (left), and where the measured
+    step fell against N (right: the largest one-wave grid read from the times, beside the calculator's wave)."""
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 4.4), gridspec_kw={"width_ratios": [3, 2]})
+    for s in d.staircases:
+        bold = sms is None or s.sms == sms
+        ax.plot(s.grids, s.medians, "o-", ms=3 if bold else 2, lw=1.6 if bold else 0.8, alpha=1 if bold else 0.35,
+                color=SLICE_COLORS.get(s.sms, "k"),
+                label=f"{s.sms} SMs" + (" (whole)" if "whole" in s.slice else ""))
+        if s.step_blocks() and bold:
+            ax.axvline(s.step_blocks() + 0.5, color=SLICE_COLORS.get(s.sms, "k"), ls=":", lw=0.9)
+    if mark:
+        mark_chosen(ax, *mark)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("grid (blocks)")
+    ax.set_ylabel("kernel time (µs, median, hot)")
+    ax.set_title("the same kernel on smaller GPUs:\nthe first step falls one block past N")
+    ax.legend(fontsize=9, loc="upper left")
+    ax.grid(alpha=0.3)
+    ns = [s.sms for s in d.staircases]
+    ax2.plot(ns, ns, "--", color="grey", lw=1, label="calculator: N x 1")
+    ax2.plot(ns, [s.step_blocks() for s in d.staircases], "o", ms=7, color="#d95f02",
+             label="measured")
+    for s in d.staircases:
+        ax2.annotate(f"{s.step_blocks()}", (s.sms, s.step_blocks()), textcoords="offset points",
+                     xytext=(-22, 4) if s.sms == max(d.sm_counts) else (6, -12), fontsize=9)
+    ax2.set_xlabel("SMs in the slice (N)")
+    ax2.set_ylabel("blocks in one wave")
+    ax2.set_title("where the step falls")
+    ax2.legend(fontsize=9, loc="upper left")
+    ax2.grid(alpha=0.3)
+    fig.tight_layout(w_pad=2.0)
+    return fig

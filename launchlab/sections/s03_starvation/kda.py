@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from launchlab.core import diagnosis, hardware, recordings, sharing, timing
+from launchlab.core import diagnosis, hardware, recordings, sharing, slices, timing
 from launchlab.core.door import Door
 from launchlab.core.progress import Progress
 from launchlab.core.recordings import RECORDED
@@ -253,8 +253,7 @@ def contention(n_head: int = 12, reps: int = 300, seed: int = 0) -> Contention:
     alone = b.events(BV_TILED, "rn", "tuned", reps=reps)
     alone_s = time.perf_counter() - t0
     sr = stream_read.StreamRead(BACKGROUND_BYTES)
-    other = cp.cuda.Stream(non_blocking=True)
-    mine = cp.cuda.Stream(non_blocking=True)
+    other, mine = slices.stream(), slices.stream()     # a slice's streams inside one (launchlab.core.slices)
     per_read_us = sr.time(132, 256, reps=5).median
     chunk = 200
     g = timing.capture(lambda: sr.launch(132, 256), chunk, other)

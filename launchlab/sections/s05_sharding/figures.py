@@ -5,6 +5,7 @@ import matplotlib.pyplot as plt
 
 from launchlab.core import figure as _style  # noqa: F401 - the course's figure style
 from launchlab.core import hardware
+from launchlab.core.figure import mark_chosen
 
 from launchlab.kernels import kda_decode
 from launchlab.sections.s03_starvation import kda
@@ -87,4 +88,48 @@ def step_launches(profile, rows, title_dimension: str = "head"):
     ax.grid(alpha=0.3)
     ax.set_title("Starved and slow is the target; starved and one launch long is fine", fontsize=10.5)
     fig.tight_layout()
+    return fig
+
+
+ARM_STYLE = {"main": ("#d95f02", "main: 12 blocks"), "fix": ("#7570b3", "the fix: 48 blocks"),
+             "tuned": ("#1b9e77", "tuned: 48 blocks")}
+
+
+def kda_on_slices(d, sms: int | None = None, arm: str | None = None):
+    """Starvation relative to the machine: main's 12 blocks, the fix's 48 and the tuned kernel inside slices of N
+    SMs -- cold time per step against the slice's floor (left), and the ratio (right; labels: the SMs main's
+    blocks ran on). The slices are evenly spaced on the x axis (16, 32, 64, 128 and the whole 132); an explorer's
+    slice and arm are marked, the other arms drawn faint."""
+    ns = d.sm_counts
+    xs = list(range(len(ns)))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 4.6))
+    for name, (c, lab) in ARM_STYLE.items():
+        alpha = 1.0 if arm in (None, name) else 0.3
+        ax.plot(xs, [d.at(n).arm(name).cold.median for n in ns], "o-", color=c, alpha=alpha, label=lab)
+        ax.plot(xs, [d.at(n).diagnose(name).floor_us for n in ns], "s:", ms=4, color=c, lw=1.2, alpha=alpha,
+                label="its floor on the slice" if name != "tuned" else None)
+        ax2.plot(xs, [d.at(n).ratio(name) for n in ns], "o-", color=c, alpha=alpha, label=name)
+    for x, n in zip(xs, ns):
+        s = d.at(n)
+        ax2.annotate(f"{s.stamped('main').distinct_sms} of {n}", (x, s.ratio("main")), textcoords="offset points",
+                     xytext=(-16, 8), fontsize=9, color="#d95f02")
+    for a in (ax, ax2):
+        a.set_xticks(xs)
+        a.set_xticklabels([f"{n}" + ("\n(whole)" if n == ns[-1] else "") for n in ns])
+        a.set_xlabel("SMs in the slice (N)")
+        a.set_xlim(-0.4, len(ns) - 0.6)
+        a.grid(alpha=0.3)
+    if sms is not None and sms in ns:
+        chosen = arm or "main"
+        mark_chosen(ax2, ns.index(sms), d.at(sms).ratio(chosen))
+    ax.set_yscale("log")
+    ax.set_ylim(0.3, 600)           # room above the lines for the legend
+    ax.set_ylabel("µs per step (median, cold L2)")
+    ax.set_title("cold time per step and its floor")
+    ax.legend(fontsize=9, loc="upper right", ncol=1)
+    ax2.set_ylim(0, max(d.at(n).ratio("main") for n in ns) * 1.2)
+    ax2.set_ylabel("ratio to the slice's floor")
+    ax2.set_title("how far from the floor\n(labels: SMs main's 12 blocks ran on)")
+    ax2.legend(fontsize=9, loc="upper left")
+    fig.tight_layout(w_pad=2.0)
     return fig

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from launchlab.core import gates, mode, pdl, recordings, timing
+from launchlab.core import gates, mode, pdl, recordings, slices, timing
 from launchlab.core.door import Door
 from launchlab.kernels import decode, rms_norm
 from launchlab.sections.s06_one_binary import onebinary
@@ -189,7 +189,7 @@ def timeline(name: str, pdl_on: bool, opted_out: int | None = None, launches: in
     with gates.setting(PDL="1" if pdl_on else "0", PDL_OPT_OUT="none"), pdl.chain():
         rms_norm.rms_norm(b.x, b.w, b.y, rms_norm.EPS, N, block=block, wide=True)      # loaded outside the capture
         cp.cuda.Device().synchronize()
-        stream = cp.cuda.Stream(non_blocking=True)
+        stream = slices.stream()
         g = timing.capture(one, launches, stream)
     for _ in range(3):
         g.launch(stream)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import asdict, dataclass, field
 
-from launchlab.core import hardware, loader, occupancy, timing
+from launchlab.core import hardware, loader, occupancy, slices, timing
 from launchlab.kernels import decode
 
 
@@ -140,7 +140,7 @@ def event_cost_us(launches: int = 400, reps: int = 10) -> float:
     one = lambda: k.launch((1,), 256, (x, y, np.int32(256)))
     one()
     cp.cuda.Device().synchronize()
-    stream = cp.cuda.Stream(non_blocking=True)
+    stream = slices.stream()
     plain = timing.capture(one, launches, stream)
     evs = []
 
@@ -169,7 +169,7 @@ def profile(model: "decode.Model", pos: int, reps: int = 10, preset: str = "", e
     log = model.launches(pos)
     step_us = [ms * 1e3 for ms in graph_ms_per_token(model, [pos], reps)]
     eager = [sum(us for _, us in model.timed_step(pos)) for _ in range(eager_steps)]
-    stream = cp.cuda.Stream(non_blocking=True)
+    stream = slices.stream()
     model.timer, model.marks = [], True
     try:
         def marked_step():
