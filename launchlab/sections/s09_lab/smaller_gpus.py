@@ -4,8 +4,8 @@ The audit's step 3 ranks launches by recoverable time, ms/token x (1 - wave fill
 the machine: a launch's time moves with the SMs it can use, and its wave fill is blocks / (N x resident blocks
 per SM). Inside each slice (launchlab.core.slices) the lab's step is profiled exactly as the lab's recording
 profiles it on the whole H200 (stepprofile.profile: a graph with a timing event between launches, >= 10
-replays, captured and replayed on the slice's own stream), so a learner can redo steps 1 to 3 for N SMs with
-`lab.sms(N)`'s machine.
+replays, captured and replayed on the slice's own stream), so a learner can redo steps 1 to 3 for N SMs:
+`profile(N)` is the step, `gpu(N)` the machine to hand to `lab.sms(...)` and `lab.resident(...)`.
 """
 from __future__ import annotations
 
