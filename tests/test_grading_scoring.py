@@ -59,7 +59,7 @@ def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_me
 
 @pytest.mark.parametrize("changes, want", [
     # q1: the table
-    (dict(table=lambda rows: rows[1:]), {"q1": 2}),                         # a row (and its calls) dropped
+    (dict(table=lambda rows: rows[1:]), {"q1": 2, "q2": 1}),                 # a row dropped: q2 checks every row
     (dict(table=scaled("ms_per_token", 2e-3)), {"q1": 1}),                  # one row's time 0.2 % off
     (dict(table=scaled("ms_per_token", 5e-4)), {}),                         # 0.05 %: inside 1e-3
     (dict(table=scaled("ms_per_token", -2e-3)), {"q1": 1}),                 # too small counts too
@@ -115,7 +115,7 @@ def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_me
     (dict(claim="not bit-identical"), {"q7": 1}), (dict(claim="identical"), {"q7": 2}),
     (dict(evidence="tolerance"), {"q7": 1}), (dict(evidence="allclose"), {"q7": 2}),
     (dict(depths=[2048]), {"q7": 1}), (dict(depths=[2048, 2048]), {"q7": 1}),
-    (dict(depths=[2048, 8192]), {"q7": 1}), (dict(depths="2048, 131072"), {"q7": 2}),
+    (dict(depths=[2048, 8192]), {"q7": 1}), (dict(depths="2048, 131072"), {"q7": 1}),
     # q8: the head-derived sites
     (dict(head_sites=lambda s: s[1:]), {"q8": 2}),                          # the fine one left off
     (dict(head_sites=lambda s: s[:-1]), {"q8": 1}),
@@ -137,7 +137,8 @@ def test_each_checks_message_is_what_the_learner_reads():
     assert failed == {
         "q6": ["reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict",
                "spread_ms and verdict: faster only when the gap is wider than the wider arm's range"],
-        "q7": ["a bit-identity claim rests on bytes compared (cmp), at more than one depth where they matched"],
+        "q7": ["depths: more than one depth, each one where the bytes matched (claim and evidence in the forms the "
+               "step asks for)"],
         "q9": ["why_differ: the spreads are a few microseconds and the column is the right one -- what does idle "
                "SM-time say about what a fix can win?"]}
     axes = dict(right()["axes"], mla_split={"no_cross_block_reduction": True, "no_duplicated_reads": True,
@@ -148,12 +149,13 @@ def test_each_checks_message_is_what_the_learner_reads():
                               "split counts, §8).)")
 
 
-def test_an_answer_a_check_cannot_read_costs_its_question_and_says_why():
-    a = right()
-    a["depths"] = [2048, 131072, [1]]                   # two depths, and a list that set() cannot hash
-    checks = t.score(a, REF)
-    assert checks["q7"] == [(2, False, "the answers of q7 could not be read (TypeError: unhashable type: 'list')")]
-    assert all(ok for q in t.QUESTIONS if q != "q7" for _, ok, _ in checks[q])
+def test_an_answer_a_check_cannot_read_costs_its_question_and_says_why(monkeypatch):
+    def q8(a, ref):                                     # a check that meets an answer it cannot read
+        raise TypeError("unhashable type: 'list'")
+    monkeypatch.setitem(t.QUESTIONS, "q8", q8)
+    checks = t.score(right(), REF)
+    assert checks["q8"] == [(2, False, "the answers of q8 could not be read (TypeError: unhashable type: 'list')")]
+    assert all(ok for q in t.QUESTIONS if q != "q8" for _, ok, _ in checks[q])
 
 
 def test_plain_answers_and_missing_ones():
@@ -279,8 +281,8 @@ def test_the_instructors_files_load_under_their_own_names_or_refuse(tmp_path):
 
 
 MESSAGES = {
-    "q1": ["table: one dict per launch shape with kernel, grid, block, calls and ms_per_token, whose calls add up to "
-           "every launch of the step (1,729 per token)",
+    "q1": ["table: one dict per launch shape of the step with kernel, grid, block, calls and ms_per_token, whose "
+           "calls add up to every launch of the step",
            "table: one row per (kernel, grid, block), its calls and ms per token summed over the roles that share the "
            "shape"],
     "q2": ["occupancy: blocks / SMs at most 1 (blocks = the product of the grid), and wave_fill: blocks / (SMs x the "
@@ -298,11 +300,11 @@ MESSAGES = {
     "q6": ["reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict",
            "gain_ms: the median of main's reps minus the median of the fix's",
            "spread_ms and verdict: faster only when the gap is wider than the wider arm's range"],
-    "q7": ["claim, evidence and depths, in the forms the step asks for",
-           "a bit-identity claim rests on bytes compared (cmp), at more than one depth where they matched"],
-    "q8": ["head_sites: the fine one is on the list too",
-           "head_sites: every launch whose grid derives from a head count; fine_site: main's KDA geometry that is "
-           "fine (kda_prep: grid = n_head, 2 us a call)"],
+    "q7": ["depths: more than one depth, each one where the bytes matched (claim and evidence in the forms the step "
+           "asks for)",
+           "a bit-identity claim rests on bytes compared (cmp)"],
+    "q8": ["fine_site: main's KDA geometry that is fine (kda_prep: grid = n_head, 2 us a call), on head_sites too",
+           "head_sites: every launch whose grid derives from a head count"],
     "q9": ["largest_measured: the gate whose ABBA gained the most ms/token",
            "why_differ: the spreads are a few microseconds and the column is the right one -- what does idle "
            "SM-time say about what a fix can win?"]}
@@ -323,7 +325,8 @@ def test_every_check_says_what_the_learner_reads_word_for_word():
     (dict(table=lambda rows: [{k: r[k] for k in ("kernel", "grid", "block", "calls", "ms_per_token")}
                               for r in rows]), {"q2": 1}),                 # exactly the five keys: q1 is whole
     (dict(table=lambda rows: [dict(r, block=r["block"] * 2) if i == 1 else r for i, r in enumerate(rows)]),
-     {"q1": 1}),                                                            # a row's block wrong
+     {"q1": 2, "q2": 1}),                                   # a row's block wrong: a shape the step has not
+                                                                            # (q1's form) and the right one missing
     (dict(ranking=lambda r: [r[0], 2, 3]), {"q3": 2}),                      # not all keys: the form fails
 ])
 def test_the_forms_a_check_reads(changes, want):
@@ -390,3 +393,163 @@ def test_a_passing_axes_check_names_no_axis():
 ])
 def test_a_site_in_either_format(site, want):
     assert t._site(site) == want
+
+
+def test_no_knowledge_earns_nothing_and_no_expected_value_is_echoed():
+    """Issue 37: answers of the right forms with made-up values -- one made-up table row, one made-up ranking key,
+    reps that are not numbers, one made-up site -- score 0, and no feedback line carries a reference figure."""
+    made_up = {"table": [{"kernel": "k", "grid": [1], "block": 1, "calls": 1, "ms_per_token": 1.0,
+                          "occupancy": 0.1, "wave_fill": 0.1}],
+               "flagged": ["k [1] 1"], "ranking": ["k [1] 1"], "offender": "k [1] 1", "floor_us": 1.0,
+               "measured_us": 2.0, "ratio": 2.0, "spread_pct": 1.0, "diagnosis": "contention", "ruled_out": ["x"],
+               "axes": {}, "offender_fails": "none", "reps_main": [None] * 3, "reps_fix": [None] * 3,
+               "gain_ms": 0.0, "spread_ms": 0.0, "verdict": "faster", "claim": "bit-identical",
+               "evidence": "tolerance", "depths": [1, 2], "head_sites": ["x.py:f grid=n"], "fine_site": "x.py:f grid=n",
+               "largest_measured": "X", "why_differ": "noise"}
+    checks = t.score(made_up, REF)
+    assert {q: sum(p for p, ok, _ in c if ok) for q, c in checks.items()} == {q: 0 for q in t.QUESTIONS}
+    text = " ".join(m for c in checks.values() for _, _, m in c)
+    assert "1,729" not in text and "1729" not in text
+
+
+@pytest.mark.parametrize("changes, want", [
+    (dict(table=lambda rows: rows + [dict(rows[0], kernel="made_up")]), {"q1": 2, "q2": 1}),   # a row made up
+    (dict(ranking=lambda r: ["made_up [1] 1"] + r), {"q3": 2}),
+    (dict(reps_main=lambda r: [None, r[1], r[2]]), {"q6": 1}),
+    (dict(head_sites=lambda s: ["x" * 60000]), {"q8": 2}),
+    (dict(head_sites=lambda s: s * 10), {"q8": 2}),                                 # 70 sites: over the bound
+    (dict(why_differ="y" * 70000), {"q9": 2}),                                      # too long to be an answer
+])
+def test_answers_that_add_or_inflate_lose_their_points(changes, want):
+    assert lost(**changes) == want
+
+
+def test_a_long_site_is_matched_in_bounded_time():
+    import time
+    t0 = time.perf_counter()
+    for _ in range(64):
+        t._site("a/" * 30000 + ".py")
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_q1_first_point_needs_the_steps_own_shapes_not_just_the_call_total():
+    """The call total (1,729, worked out from the recording in test_the_reference_values...) is printed in the
+    lecture; a made-up row that carries it earns nothing. The step's real shapes with their calls but wrong
+    times keep the first point and lose the second; one shape dropped, or one made up beside them, loses both."""
+    real = [dict(r) for r in REF["table"]]
+    made_up = [{"kernel": "made_up", "grid": "(1,)", "block": 256, "calls": 1729, "ms_per_token": 1.0}]
+    assert [ok for _, ok, _ in t.q1({"table": made_up}, REF)] == [False, False]
+    slow = [dict(r, ms_per_token=2 * r["ms_per_token"]) for r in real]
+    assert [ok for _, ok, _ in t.q1({"table": slow}, REF)] == [True, False]
+    assert [ok for _, ok, _ in t.q1({"table": real}, REF)] == [True, True]
+    assert [ok for _, ok, _ in t.q1({"table": real[1:]}, REF)] == [False, False]
+    extra = real + [dict(made_up[0], calls=0)]
+    assert [ok for _, ok, _ in t.q1({"table": extra}, REF)] == [False, False]
+    floats = [dict(r, calls=float(r["calls"])) for r in real]          # 3.0 calls is not a count
+    assert [ok for _, ok, _ in t.q1({"table": floats}, REF)][0] is False
+
+
+def test_the_checks_scored_are_the_ones_passed_in():
+    """grade_one scores through checks_isolated; score() must use the check it is given, not its own."""
+    def every_first_check_passes(answers, ref):
+        return {q: [(p, i == 0, m) for i, (p, _, m) in enumerate(c)] for q, c in t.score(answers, ref).items()}
+    g = grading.score({"answers": {}}, REF, t, "ada", check=every_first_check_passes)
+    assert g.points == {q: float(c[0][0]) for q, c in t.score({n: None for n in grading.answer_names(t)},
+                                                                 REF).items()}
+    assert grading.score({"answers": {}}, REF, t).total == 0
+
+
+def test_answers_nobody_asked_for_and_odd_events_are_not_read():
+    """The submission can write to the answers channel: a name no question asks for is not reported, events
+    that are not a list of dicts are ignored, and an event's text is cut to 300 characters."""
+    collected = {"answers": {**{k: {"value": v} for k, v in right().items()}, "extra": {"value": "x" * 50}},
+                 "events": [1, "two", {"step": "q1", "error": "E", "message": "m" * 1000}]}
+    g = grading.score(collected, REF, t)
+    assert g.total == 20 and '"extra"' not in g.report
+    assert grading.score({"answers": {}, "events": "not a list"}, REF, t).total == 0
+    bad = grading.score({"answers": {}, "events": [{"step": "q1", "error": "E", "message": "m" * 1000}]}, REF, t)
+    assert "  your cell raised E: " + "m" * 300 + "\n" in bad.feedback + "\n"
+
+
+def test_isolated_scoring_agrees_and_is_bounded_in_time():
+    """The checks in a process of their own (launchlab/faces/scoring.py) give what t.score gives here; with no
+    time at all, every question says it did not finish, and nothing is awarded."""
+    a = right()
+    assert grading.checks_isolated(a, REF) == {q: [(float(p), ok, m) for p, ok, m in c]
+                                               for q, c in t.score(a, REF).items()}
+    late = grading.checks_isolated(a, REF, timeout=0.001)
+    assert all(len(c) == 1 and not c[0][1] and "did not finish within" in c[0][2] for c in late.values())
+    assert sum(c[0][0] for c in late.values()) == 20
+
+
+def test_plain_answers_of_a_channel_that_is_not_an_object_are_none():
+    assert grading._plain_answers([1, 2]) == ({}, {}) and grading._plain_answers("answers") == ({}, {})
+    assert grading._plain_answers(None) == ({}, {})
+    _, missing = grading._plain_answers({"answers": {"x": {"__missing__": "y" * 300}}})
+    assert missing == {"x": "y" * 200}                                  # a reason is cut to 200 characters
+
+
+def test_a_run_is_scored_from_what_the_runner_collected():
+    """grade_one hands score() a runner.Collected: its answers, its events, its status and its log."""
+    c = grading.runner.Collected(answers={k: {"value": v} for k, v in right().items()}, status="ok (kept)",
+                                 log=b"printed")
+    g = grading.score(c, REF, t, "ada")
+    assert g.total == 20 and g.status == "ok (kept)" and g.log == b"printed"
+    c = grading.runner.Collected(answers={"table": {"__missing__": "not answered yet"}},
+                                 events=[{"step": "q1", "error": "ValueError", "message": "bad"}], status="timeout")
+    g = grading.score(c, REF, t)
+    assert g.total == 0 and g.status == "timeout"
+    assert "  `table` not answered yet" in g.feedback and "  your cell raised ValueError: bad" in g.feedback
+
+
+def test_an_event_is_worded_from_what_it_has_and_cut_to_length():
+    def feedback(event):
+        return grading.score({"answers": {}, "events": [dict(event, step="q1")]}, REF, t).feedback.split("\n")
+    assert "  your cell raised : " in feedback({})                       # no error, no message: nothing made up
+    assert "  your cell raised " + "E" * 80 + ": m" in feedback({"error": "E" * 100, "message": "m"})
+    assert "  a cell of this step ran again" in feedback({"error": "contended", "message": "ran again"})
+    assert "  a cell of this step stopped" in feedback({"error": "timeout", "message": "stopped"})
+
+
+def test_a_site_is_read_up_to_its_bound_and_not_past_it():
+    """SITE_CHARS (300) is the longest site parsed: one of exactly 300 characters is normalised like the short
+    form, one of 301 is cut and left as it is (the regex never sees it)."""
+    short = "kernels/decode.py:step grid=(c.kda_heads,)"
+    at = "kernels/decode.py" + " " * (t.SITE_CHARS - len(short)) + ":step grid=(c.kda_heads,)"
+    assert len(at) == t.SITE_CHARS and t._site(at) == t._site(short) == "decode.py:step:(c.kda_heads,)"
+    past = " " + at
+    assert len(past) == t.SITE_CHARS + 1 and t._site(past) == past[:t.SITE_CHARS]
+
+
+def test_sixty_four_sites_are_read_and_sixty_five_are_not():
+    a = right()
+    sites = list(REF["head_sites"])
+    a["head_sites"] = (sites * t.MAX_SITES)[:t.MAX_SITES]               # the right sites, repeated to the bound
+    assert [ok for _, ok, _ in t.q8(a, REF)] == [True, True]
+    a["head_sites"] = (sites * (t.MAX_SITES + 1))[:t.MAX_SITES + 1]
+    assert [ok for _, ok, _ in t.q8(a, REF)] == [False, False]
+
+
+def test_an_empty_ranking_fails_q3_by_its_checks_not_by_an_error():
+    a = right()
+    a["ranking"], a["offender"] = [], "x"
+    assert t.score_one("q3", a, REF) == [(p, False, m) for p, _, m in t.q3(right(), REF)]
+
+
+def test_an_answer_is_read_up_to_65536_characters_of_json():
+    """ANSWER_CHARS (65,536) as JSON is the longest answer read: a string of exactly that length is scored by
+    q9's checks; one character more fails q9 whole, saying how long it was; an answer too deep to write as JSON
+    counts as one character over the bound."""
+    a = right()
+    a["why_differ"] = "x" * (t.ANSWER_CHARS - 2)                       # + 2 quotes = 65,536
+    assert t.score_one("q9", a, REF)[1] == t.q9(a, REF)[1]
+    a["why_differ"] = "x" * (t.ANSWER_CHARS - 1)
+    assert t.score_one("q9", a, REF) == [(2, False, "`why_differ` is too long to be an answer (65,537 characters as "
+                                                   "JSON; at most 65,536)")]
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    a = right()
+    a["largest_measured"] = deep
+    assert t.score_one("q9", a, REF) == [(2, False, "`largest_measured` is too long to be an answer (65,537 "
+                                                   "characters as JSON; at most 65,536)")]

@@ -75,7 +75,8 @@ def test_the_figures_the_issue_names(figs, key):
 
 
 LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): str,
-         ("gpus", "calculator_archs_checked"): str}      # the lists issue 29 names; every other figure is a scalar
+         ("gpus", "calculator_archs_checked"): str,      # the lists issue 29 names,
+         ("09", "resource_limits"): str}                 # and issue 37's; every other figure is a scalar
 
 
 def test_every_figure_is_a_plain_number_or_boolean(figs):
@@ -116,7 +117,12 @@ def test_the_table_prints_the_same_figures(figs):
     table = summary.table()
     for sec, d in figs.items():
         for k, v in d.items():
-            assert f"{k:<44} {v}" in table
+            if (sec, k) in LISTS and LISTS[sec, k] is str and v:      # a list of words: one a line
+                lines = table.split("\n")
+                i = lines.index(f"  {k:<44} {v[0]}")
+                assert lines[i:i + len(v)] == [f"  {k if j == 0 else '':<44} {x}" for j, x in enumerate(v)]
+            else:
+                assert f"{k:<44} {v}" in table
 
 
 def test_a_broken_recording_fails_loudly(tmp_path):
@@ -156,3 +162,11 @@ def test_the_cli_count_reads_the_cases_the_cli_test_runs(tmp_path):
     assert testsuite.cli_cases(tmp_path / "u.py") == set()
     from launchlab import __main__ as cli
     assert testsuite.subcommands() == set(cli.subcommands()) and len(cli.subcommands()) >= 18
+
+
+def test_the_hostile_class_figures_as_issue_37_asks(figs):
+    f = figs["09"]
+    assert f["sandbox_capabilities"] == 0 and f["sandbox_uid_nonzero"] is True
+    assert f["attack_fixtures"] == f["attack_fixtures_held"] >= 15
+    assert f["zero_knowledge_score_pct"] == 0 and f["one_bad_submission_stops_run"] is False
+    assert len(f["resource_limits"]) >= 5 and any("RLIMIT_AS" in x for x in f["resource_limits"])

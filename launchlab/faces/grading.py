@@ -8,26 +8,32 @@ and a folder of submissions graded in two steps into a CSV.
     python -m launchlab grade DIR [--out build/grade] [--jobs 2] [--timeout 120] [--no-sandbox]
     make grade SUBMISSIONS=DIR
 
-Step 1, the submission: each notebook runs as its own copy inside bubblewrap (launchlab.faces.sandbox): the
-course tree read-only, the instructor's files, the other submissions and the network out of sight, a scrubbed
-environment, a time limit per cell and every process it started killed after (launchlab.faces.collect). It
-hands back only its answers, as plain JSON values. Step 2, the grade: the instructor's tests score those
-values against reference values computed here, in the grader's own process, which no learner code ever ran
-in. Each question is scored from its own answers, so an error or a hang costs its step (and the steps that use
-its result), not the notebook; numbers pass within a stated relative tolerance. Out come `grades.csv`
-(learner, points per question, total, possible, status), `feedback/<learner>.txt` (every lost point with what
-failed and why, the learner's own exception with its step, a missing name named) and `report/<learner>.txt`
-(every check, and the answers as read). Where bubblewrap is missing or refused, grading refuses untrusted work
-unless `--no-sandbox` says the submissions are trusted.
+Each submission, in four steps, none of which can take the run down or reach another learner's row:
+  intake    (launchlab.faces.intake) taken only as a regular file of bounded size and JSON depth, opened without
+            following a link: a symlink, FIFO, device or hard link to elsewhere is refused with the reason
+  run       (launchlab.faces.runner) its own copy inside bubblewrap (launchlab.faces.sandbox) as an unprivileged
+            user with no capability, under limits (launchlab.faces.confine: cgroups where the machine has
+            them, rlimits always); the collector (launchlab.faces.collect) sends its answers, as plain JSON
+            values, after each step over a pipe, so a timeout loses only the steps after it
+  score     the instructor's tests over those values in a process of their own under a time limit
+            (launchlab.faces.scoring), against reference values computed here; numbers pass within a stated
+            relative tolerance, and nothing is given without knowledge (lab_solutions/lab_tests.py)
+  record    its row in grades.csv as soon as it is done (launchlab.faces.gradebook; spreadsheet-safe), its
+            feedback/<learner>.txt (every lost point with what failed and why, its own exception with its step),
+            report/<learner>.txt (every check, the answers as read) and report/<learner>.log (what it printed)
+Any exception, timeout or malformed answer is that submission's status, with 0 for what could not be read.
+Before anyone is graded, a one-cell notebook runs the same way (runner.preflight): a sandbox that cannot start a
+kernel stops the run (non-zero, no grades) instead of grading everyone 0. Where bubblewrap is missing or
+refused, grading refuses untrusted work unless `--no-sandbox` says the submissions are trusted.
 
-The grader's own tests: FIXTURES (wrong submissions, each losing exactly its points) and CHEATS (submissions
-that patch the grader or the library, read the instructor's files or other submissions, rewrite the tests,
-answer with always-equal objects -- each must score 0 -- and hard honest cases: a hang in step 5, a notebook
-without otter's metadata, the right values typed in). `grade --benchmark 30` grades them all, timed.
+The grader's own tests (lab_solutions/lab_fixtures.py): FIXTURES (wrong submissions, each losing exactly its
+points), CHEATS (submissions that patch the grader or the library, read the instructor's files or other
+submissions, rewrite the tests, answer with always-equal objects -- each must score 0 -- and hard honest cases)
+and ATTACKS (escape, crash, hang, flood, starve or score without knowledge, each with what it deserves, graded
+as root beside honest neighbours). `grade --benchmark 30` grades the first two kinds, timed, then the attacks.
 """
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -41,7 +47,7 @@ from pathlib import Path
 
 from launchlab import sections
 from launchlab.core import paths
-from launchlab.faces import course, sandbox
+from launchlab.faces import confine, course, gradebook, intake, runner, sandbox
 
 ROOT = paths.ROOT
 # The graded lab's files, from the section whose manifest declares a graded lab (launchlab.sections)
@@ -157,36 +163,22 @@ def answer_names(t) -> list[str]:
     return sorted({n for names in t.ANSWERS.values() for n in names})
 
 
-# ------------------------------------------------------------------ step 1: the submission, sandboxed
-def collect(submission: Path, work: Path, names: list[str], sandboxed: bool, cell_timeout: float,
-            total_timeout: float, hide: tuple[Path, ...] = ()) -> dict | str:  # pragma: no mutate block (not scoring)
-    """Run the submission (a copy in `work`) and read its answers: the collected JSON, or why there is none."""
-    import signal
-    work.mkdir(parents=True, exist_ok=True)
-    shutil.copy(submission, work / "submission.ipynb")
-    argv = [sys.executable, "-m", "launchlab.faces.collect", "submission.ipynb", "answers.json", *names,
-            "--cell-timeout", str(cell_timeout)]
-    if sandboxed:
-        cmd, cwd, env = sandbox.command(work, argv, hide), None, None
-    else:                                   # told to go ahead without a sandbox: still its own process and env
-        cmd, cwd = argv, work
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work), "LAUNCHLAB_MODE": "replay",
-               "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
-    try:
-        _, err = p.communicate(timeout=total_timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        return f"timeout after {total_timeout:.0f} s in all"
-    out = work / "answers.json"
-    if not out.exists():
-        return f"the notebook could not be run ({(err or '').strip().splitlines()[-1:] or ['no message']})"
-    try:
-        return json.loads(out.read_text())
-    except ValueError:
-        return "the submission's answers could not be read"
+# ------------------------------------------------------------------ step 2 in a process of its own, and the class
+SCORING_SECONDS = 60.0          # step 2 for one submission, all questions (an honest one takes well under 1 s)
+
+
+def _plain_answers(collected) -> tuple[dict, dict]:
+    """(name -> plain value, name -> why it is missing) from the collected answers, whatever shape they came in
+    (the submission can write to the channel: a list, a number, a name that is not asked -- anything odd is
+    missing, never an error)."""
+    values, missing = {}, {}
+    answers = collected.get("answers") if isinstance(collected, dict) else None
+    for name, v in (answers.items() if isinstance(answers, dict) else ()):
+        if isinstance(v, dict) and "value" in v:
+            values[name] = v["value"]
+        else:
+            missing[name] = str(v.get("__missing__", "not an answer"))[:200] if isinstance(v, dict) else "not an answer"
+    return values, missing
 
 
 @dataclass
@@ -194,10 +186,11 @@ class Graded:
     learner: str
     points: dict = field(default_factory=dict)       # question -> points earned
     possible: dict = field(default_factory=dict)     # question -> points possible
-    status: str = "ok"                               # ok, not a notebook, timeout ..., the notebook could not be run
+    status: str = "ok"                               # ok, not a notebook, refused: ..., timeout ..., ...
     feedback: str = ""                               # for the learner: every lost point, with why
     report: str = ""                                 # for the instructor: the same, every check, the raw answers
     seconds: float = 0.0
+    log: bytes = b""                                 # what the submission printed (capped)
 
     @property
     def total(self) -> float:
@@ -208,30 +201,54 @@ class Graded:
         return sum(self.possible.values())
 
 
-def _plain_answers(collected: dict) -> tuple[dict, dict]:
-    """(name -> plain value, name -> why it is missing) from the collected JSON (anything odd: missing)."""
-    values, missing = {}, {}
-    for name, v in (collected.get("answers") or {}).items():
-        if isinstance(v, dict) and "value" in v:
-            values[name] = v["value"]
-        else:
-            missing[name] = str(v.get("__missing__", "not an answer")) if isinstance(v, dict) else "not an answer"
-    return values, missing
+def checks_isolated(values: dict, ref: dict, timeout: float = SCORING_SECONDS) -> dict:  # pragma: no mutate block (not scoring)
+    """The instructor's tests over `values` in a process of their own (launchlab/faces/scoring.py) under a time
+    and memory limit: a question whose checks do not finish in time fails them, saying so; the grader waits for
+    no answer longer than `timeout` in all."""
+    t = tests()
+    conf = confine.Confinement(sandbox.Limits(address_space_bytes=4096 << 20, cpu_seconds=int(timeout) + 5),
+                               use_cgroups=False)
+    job = json.dumps({"tests": str(TESTS), "answers": values, "ref": ref}).encode()
+    p = subprocess.Popen(conf.wrap([sys.executable, "-I", str(Path(__file__).with_name("scoring.py"))]),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    out: dict = {}
+    try:
+        stdout, _ = p.communicate(job, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        stdout, _ = p.communicate()
+    for line in stdout.splitlines():
+        try:
+            got = json.loads(line)
+            out[got["q"]] = [(float(pt), bool(ok), str(msg)) for pt, ok, msg in got["checks"]]
+        except (ValueError, KeyError, TypeError):
+            continue
+    for q in t.QUESTIONS:
+        if q not in out:
+            out[q] = [(float(t.POINTS[q]), False, f"scoring {q} did not finish within {timeout:.0f} s "
+                                                  f"(an answer built to be slow to check)")]
+    return out
 
 
-def score(collected: dict | str, ref: dict, t, learner: str = "") -> Graded:
-    """Step 2: the instructor's tests over the collected answers, in this (the grader's) process."""
+def score(collected, ref: dict, t, learner: str = "", check=None) -> Graded:
+    """Step 2: the instructor's tests over the collected answers (a runner.Collected, or its {"answers",
+    "events"} as a dict; a str is why there are none), by `check(answers, ref)` -- the grader passes
+    checks_isolated, a process of their own under a time limit -- or here, by t.score."""
     g = Graded(learner, possible={q: float(p) for q, p in t.POINTS.items()})
-    if isinstance(collected, str):
-        g.status = collected
-        collected = {}
-    values, missing = _plain_answers(collected)
+    if isinstance(collected, runner.Collected):
+        g.status, g.log = collected.status, collected.log
+        collected = {"answers": collected.answers, "events": collected.events}
+    elif isinstance(collected, str):
+        g.status, collected = collected, {}
     names = answer_names(t)
+    values, missing = _plain_answers(collected)
+    values = {n: v for n, v in values.items() if n in names}
     for n in names:
         if n not in values and n not in missing:
             missing[n] = "not defined (the notebook stopped before it, or never assigned it)"
-    events = collected.get("events", [])
-    checks = t.score({n: values.get(n) for n in names}, ref)
+    answers = {n: values.get(n) for n in names}
+    checks = (t.score if check is None else check)(answers, ref)
     fb, rep = [], []
     for q in t.QUESTIONS:
         got = sum(p for p, ok, _ in checks[q] if ok)
@@ -241,10 +258,12 @@ def score(collected: dict | str, ref: dict, t, learner: str = "") -> Graded:
             for n in t.ANSWERS[q]:
                 if n in missing:
                     lines.append(f"  `{n}` {missing[n]}")
-            for e in events:
+            events = collected.get("events") if isinstance(collected.get("events"), list) else []
+            for e in (e for e in events if isinstance(e, dict)):
                 if e.get("step") == q:
-                    lines.append(f"  your cell raised {e['error']}: {e['message']}" if e["error"] != "timeout"
-                                 else f"  a cell of this step {e['message']}")
+                    err, msg = str(e.get("error", ""))[:80], str(e.get("message", ""))[:300]
+                    lines.append(f"  your cell raised {err}: {msg}" if err not in ("timeout", "contended")
+                                 else f"  a cell of this step {msg}")
             lines += [f"  lost {p:g}: {msg}" for p, ok, msg in checks[q] if not ok]
         fb += lines
         rep += lines + [f"  {'passed' if ok else 'FAILED'} ({p:g}): {msg}" for p, ok, msg in checks[q]]
@@ -254,30 +273,39 @@ def score(collected: dict | str, ref: dict, t, learner: str = "") -> Graded:
 
 
 def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: float = 120,
-              total_timeout: float = 600, hide: tuple[Path, ...] = ()) -> Graded:  # pragma: no mutate block (not scoring)
-    """One submission: run it in the sandbox for its answers, then score them here."""
+              total_timeout: float = 600, links_here: int = 1,
+              limits: sandbox.Limits = sandbox.LIMITS) -> Graded:  # pragma: no mutate block (not scoring)
+    """One submission: taken as a file (intake), run in the sandbox for its answers, scored apart. Whatever goes
+    wrong with it -- an exception anywhere, a timeout, answers that are not answers -- is its own row's status,
+    with 0 for what could not be read; it never reaches another submission's row."""
     submission = Path(submission)
     t0 = time.perf_counter()
+    learner = submission.name[:-len(".ipynb")] if submission.name.endswith(".ipynb") else submission.name
     try:
-        json.loads(submission.read_text())
-    except (OSError, ValueError, UnicodeDecodeError):
-        collected: dict | str = "not a notebook"
-    else:
-        with tempfile.TemporaryDirectory(prefix="launchlab-grade-") as d:
-            collected = collect(submission, Path(d) / "work", answer_names(t), sandboxed, cell_timeout,
-                                total_timeout, hide)
-    g = score(collected, ref, t, submission.stem)
+        data = intake.intake(submission, links_here)
+        why = data if isinstance(data, str) else intake.notebook_or_why(data)
+        if why:
+            g = score(why, ref, t, learner)
+        else:
+            collected = runner.collect(data, answer_names(t), sandboxed, cell_timeout, total_timeout, limits)
+            g = score(collected, ref, t, learner, check=checks_isolated)
+    except Exception as e:                   # noqa: BLE001 - one submission's failure is that submission's
+        g = score(f"the grader could not grade it ({type(e).__name__}: {str(e)[:200]})", ref, t, learner)
     g.seconds = time.perf_counter() - t0
     return g
 
 
 def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int = 2, timeout: float = 120,
-                 sandboxed: bool | None = None) -> tuple[Path, list[Graded], float]:  # pragma: no mutate block (not scoring)
-    """Grade every *.ipynb in `folder`: grades.csv, feedback/<learner>.txt and report/<learner>.txt under `out`;
-    (csv, rows, seconds). `timeout` is per cell. Each submission runs in the sandbox (launchlab.faces.sandbox);
-    where there is none, grading refuses unless `sandboxed=False` says to go ahead without one."""
+                 sandboxed: bool | None = None, total_timeout: float | None = None,
+                 limits: sandbox.Limits = sandbox.LIMITS) -> tuple[Path, list[Graded], float]:  # pragma: no mutate block (not scoring)
+    """Grade every *.ipynb in `folder`: grades.csv (written as rows finish), feedback/<learner>.txt and
+    report/<learner>.txt (+ .log, what it printed) under `out`; (csv, rows, seconds). `timeout` is per cell,
+    `total_timeout` per submission (default max(600, 4 x timeout)). Each submission runs in the sandbox
+    (launchlab.faces.sandbox) under limits (launchlab.faces.confine); where there is none, grading refuses
+    unless `sandboxed=False` says to go ahead without one, and where the sandbox cannot run a kernel it stops
+    before grading anyone."""
     folder, out = Path(folder), Path(out)
-    subs = sorted(folder.glob("*.ipynb"))
+    subs = intake.submissions(folder)
     if not subs:
         raise GradingError(f"no *.ipynb submissions in {folder}")
     why = sandbox.available()
@@ -288,55 +316,67 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
         sandboxed = True
     elif sandboxed and why:
         raise GradingError(f"no sandbox here: {why}")
+    total_timeout = total_timeout or max(600.0, 4 * timeout)
+    try:
+        runner.preflight(sandboxed, limits=limits)
+    except runner.SandboxBroken as e:
+        raise GradingError(str(e)) from None
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     t = tests()
     ref = t.references()
-    hide = (folder.resolve(), out.resolve())
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        rows = list(ex.map(lambda sub: grade_one(sub, ref, t, sandboxed, timeout, max(600.0, 4 * timeout), hide),
-                           subs))
-    seconds = time.perf_counter() - t0
-    QUESTIONS = tuple(t.QUESTIONS)
-    possible = next((r.possible for r in rows if r.possible), {})
-    csv_path = out / "grades.csv"
-    with csv_path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["learner", *QUESTIONS, "total", "possible", "status"])
-        for r in rows:
-            w.writerow([r.learner, *(f"{r.points.get(q, 0.0):g}" for q in QUESTIONS), f"{r.total:g}",
-                        f"{sum(possible.values()):g}", r.status])
     fb, rep = out / "feedback", out / "report"
     fb.mkdir(exist_ok=True)
     rep.mkdir(exist_ok=True)
-    for r in rows:
-        head = (f"{r.learner}: {r.total:g} / {sum(possible.values()):g} ({r.status})\n"
-                + "".join(f"  {q}: {r.points.get(q, 0.0):g} / {possible.get(q, 0.0):g}\n" for q in QUESTIONS))
-        (fb / f"{r.learner}.txt").write_text(f"{head}\n{r.feedback}\n")
-        (rep / f"{r.learner}.txt").write_text(f"{head}\n{r.report}\n")
-    return csv_path, rows, seconds
+    sheet = gradebook.Sheet(out / "grades.csv", tuple(t.QUESTIONS))
+
+    def one(sub):
+        r = grade_one(sub[0], ref, t, sandboxed, timeout, total_timeout, sub[1], limits)
+        head = (f"{r.learner}: {r.total:g} / {r.out_of:g} ({r.status})\n"
+                + "".join(f"  {q}: {r.points.get(q, 0.0):g} / {r.possible.get(q, 0.0):g}\n" for q in t.QUESTIONS))
+        name = gradebook.file_name(r.learner)
+        (fb / f"{name}.txt").write_text(f"{head}\n{r.feedback}\n")
+        (rep / f"{name}.txt").write_text(f"{head}\n{r.report}\n")
+        (rep / f"{name}.log").write_bytes(r.log)
+        sheet.add(r)
+        return r
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        rows = list(ex.map(one, subs))
+    sheet.close(rows)
+    return out / "grades.csv", rows, time.perf_counter() - t0
+
+
 
 
 REPORT = Path(_LAB.graded["report"])
 
 
-def _tree_digest() -> str:  # pragma: no mutate block (not scoring)
-    """One sha256 over the course tree a submission must not change (package, instructor files, recordings)."""
+def _tree_files() -> dict:  # pragma: no mutate block (not scoring)
+    """sha256 of every file of the course tree a submission must not change (package, instructor files,
+    kernels, recordings), by path."""
     import hashlib
-    h = hashlib.sha256()
+    out = {}
     for top in ("launchlab", "lab_solutions", "kernels", "data/recordings"):
         for f in sorted((ROOT / top).rglob("*")):
             if f.is_file() and "__pycache__" not in f.parts:
-                h.update(str(f.relative_to(ROOT)).encode() + f.read_bytes())
-    return h.hexdigest()
+                out[str(f.relative_to(ROOT))] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
+def _tree_digest() -> str:  # pragma: no mutate block (not scoring)
+    """One sha256 over the course tree a submission must not change (_tree_files)."""
+    import hashlib
+    return hashlib.sha256(json.dumps(_tree_files(), sort_keys=True).encode()).hexdigest()
 
 
 def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-benchmark",
-              report: Path = REPORT, sandboxed: bool | None = None, cell_timeout: float = 20) -> dict:  # pragma: no mutate block (not scoring)
+              report: Path = REPORT, sandboxed: bool | None = None, cell_timeout: float = 20,
+              attack_total_timeout: float = 120) -> dict:  # pragma: no mutate block (not scoring)
     """Grade n submissions -- the master's solutions, the blank learner copy, every wrong fixture and every
     cheat, cycled -- as `make grade` would (assign included), timed on this machine; then one blank more, graded
-    after all of them, and the course tree compared with before (did any submission reach a later one?). The
-    result is written to `report`."""
+    after all of them, and the course tree compared with before (did any submission reach a later one?); then
+    every attack beside honest neighbours (`attacks`). The result is written to `report`."""
     import platform
     out = Path(out)
     shutil.rmtree(out, ignore_errors=True)
@@ -389,9 +429,79 @@ def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-be
            "poison_isolated": last[0].total == 0 and _tree_digest() == before,
            "hang_partial_credit": ("hang_in_step_5" in by and by["hang_in_step_5"].total == CHEATS["hang_in_step_5"][3]
                                    and by["hang_in_step_5"].points["q5"] == 0)}
+    rep.update(attacks(a, out / "attacks", jobs, cell_timeout, attack_total_timeout, sandboxed))
     Path(report).parent.mkdir(parents=True, exist_ok=True)
     Path(report).write_text(json.dumps(rep, indent=1) + "\n")
     return rep
+
+
+def _escaped() -> list[str]:  # pragma: no mutate block (not scoring)
+    """Where an attack left its marker outside the sandbox (every place lab_fixtures' escape tries to write)."""
+    marker = fixtures().MARKER
+    places = [ROOT, ROOT / "launchlab", ROOT / "launchlab" / "faces", Path("/usr"), Path("/usr/bin"), Path("/etc"),
+              Path(sys.prefix), Path(os.path.realpath(sys.executable)).parent, Path("/"), Path("/dev")]
+    found = [str(p / marker) for p in places if (p / marker).exists()]
+    return found + [p for p in ("/tmp/pwned",) if os.path.exists(p)]
+
+
+def attacks(a: Assigned, out: Path, jobs: int = 2, cell_timeout: float = 20, total_timeout: float = 120,
+            sandboxed: bool | None = None, skip: tuple = ()) -> dict:  # pragma: no mutate block (not scoring)
+    """Every attack of lab_fixtures.ATTACKS graded in one folder beside honest neighbours, by this process's
+    user (root, on the machines the report names): what each got and deserved, its status, whether it held;
+    whether the course tree and every place an escape would write stayed as they were; what a submission is
+    inside the sandbox (runner.probe) and the limits it ran under."""
+    import csv
+    fx = fixtures()
+    out = Path(out)
+    shutil.rmtree(out, ignore_errors=True)
+    folder = out / "submissions"
+    folder.mkdir(parents=True)
+    expect = fx.make_attacks(folder, LEARNER, a.autograder, out / "elsewhere", cell_timeout, total_timeout, skip)
+    before, escaped_before = _tree_files(), _escaped()
+    t0 = time.perf_counter()
+    stopped = None
+    try:
+        csv_path, rows, _ = grade_folder(folder, out / "graded", jobs, cell_timeout, sandboxed=sandboxed,
+                                         total_timeout=total_timeout)
+    except Exception as e:                   # noqa: BLE001 - the run itself stopping is what this measures
+        stopped, rows, csv_path = f"{type(e).__name__}: {e}", [], None
+    seconds = time.perf_counter() - t0
+    now = _tree_files()
+    changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+    escaped = _escaped()
+    unchanged = not changed and escaped == escaped_before == []
+    table = {}
+    if csv_path is not None:
+        with csv_path.open(newline="") as f:
+            table = {r["learner"]: r for r in csv.DictReader(f)}
+    by = {r.learner: r for r in rows}
+    results = {}
+    for learner, (kind, deserves, prefix) in expect.items():
+        r = by.get(learner)
+        held = r is not None and r.total == deserves and r.status.startswith(prefix)
+        if kind == "spreadsheet_formula_name":       # and the CSV shows the name as text, not as a formula
+            held = held and ("'" + learner) in table and learner not in table
+        results[kind] = {"deserves": deserves, "got": None if r is None else r.total,
+                         "status": None if r is None else r.status[:160],
+                         "seconds": None if r is None else round(r.seconds, 1), "held": held}
+    neighbours = all(results[k]["held"] for k in fx.NEIGHBOURS if k in results)
+    attack_kinds = [k for k in fx.ATTACKS if k in results]
+    possible = sum(float(p) for p in tests().POINTS.values())
+    pr = runner.probe()
+    return {"attack_run": {"grader_uid": os.geteuid(), "jobs": jobs, "cell_timeout_s": cell_timeout,
+                           "total_timeout_s": total_timeout, "seconds": round(seconds, 1), "stopped": stopped,
+                           "skipped": list(skip),
+                           "csv_rows": len(table), "course_tree_unchanged": unchanged,
+                           "changed_files": changed[:20], "escape_markers": escaped,
+                           "neighbours_right": neighbours, "results": results},
+            "attack_fixtures": len(attack_kinds),
+            "attack_fixtures_held": sum(results[k]["held"] for k in attack_kinds) if unchanged and neighbours else 0,
+            "zero_knowledge_score_pct": 100 * (results["zero_knowledge"]["got"] or 0) / possible,
+            "one_bad_submission_stops_run": stopped is not None or len(table) != len(expect),
+            "sandbox_probe": {k: pr[k] for k in ("uid", "gid", "caps", "remount_refused", "new_user_namespace",
+                                                 "writable")},
+            "sandbox_capabilities": pr["capabilities"], "sandbox_uid_nonzero": pr["uid"] != 0 and pr["gid"] != 0,
+            "resource_limits": pr["limits"], "resource_limits_by": pr["limits_by"]}
 
 
 def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
@@ -401,6 +511,9 @@ def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
     ap.add_argument("--out", default=str(ROOT / "build" / "grade"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120, help="seconds per cell (a cell past it is stopped)")
+    ap.add_argument("--total-timeout", type=float, default=None,
+                    help="seconds per submission in all (default max(600, 4 x --timeout)); the steps it finished "
+                         "before are graded")
     ap.add_argument("--no-sandbox", action="store_true",
                     help="grade without bubblewrap: only for submissions you trust (see launchlab.faces.sandbox)")
     ap.add_argument("--benchmark", type=int, default=0, metavar="N",
@@ -414,7 +527,7 @@ def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
         ap.error("give a folder of submitted notebooks (or --benchmark N)")
     try:
         path, rows, secs = grade_folder(Path(a.folder), Path(a.out), a.jobs, a.timeout,
-                                        sandboxed=False if a.no_sandbox else None)
+                                        sandboxed=False if a.no_sandbox else None, total_timeout=a.total_timeout)
     except GradingError as e:
         print(f"grade: {e}", file=sys.stderr)
         return 2

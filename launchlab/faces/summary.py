@@ -31,8 +31,11 @@ def sources() -> dict[str, list]:
 
 
 def _plain(v):
-    if isinstance(v, bool) or v is None:
+    """A figure as JSON shows it: numbers to 4 significant figures, words as they are, lists of either."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
         return v
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
     if isinstance(v, int):
         return v
     v = float(v)
@@ -76,6 +79,9 @@ def table(data_dir=None) -> str:
     for sec, figs in figures(data_dir).items():
         rows.append(f"§{sec}" if sec != "00" else "00 start here")
         for k, v in figs.items():
-            rows.append(f"  {k:<44} {v}")
+            if isinstance(v, list) and v and all(isinstance(x, str) for x in v):   # one item a line
+                rows += [f"  {k if i == 0 else '':<44} {x}" for i, x in enumerate(v)]
+            else:
+                rows.append(f"  {k:<44} {v}")
     return "\n".join(rows)
 

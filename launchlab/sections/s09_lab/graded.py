@@ -23,7 +23,14 @@ def headline(rep: dict) -> dict:
     return {"grading_seconds_30_submissions": rep["seconds"] if rep["submissions"] == 30 else None,
             "master_score_pct": rep["master_score_pct"], "blank_score_pct": rep["blank_score_pct"],
             "cheat_max_score_pct": rep["cheat_max_score_pct"], "poison_isolated": rep["poison_isolated"],
-            "hang_partial_credit": rep["hang_partial_credit"]}
+            "hang_partial_credit": rep["hang_partial_credit"],
+            # a hostile class (issue 37): measured inside the sandbox, and every attack graded beside honest work
+            "sandbox_capabilities": rep.get("sandbox_capabilities"),
+            "sandbox_uid_nonzero": rep.get("sandbox_uid_nonzero"),
+            "resource_limits": rep.get("resource_limits"),
+            "attack_fixtures": rep.get("attack_fixtures"), "attack_fixtures_held": rep.get("attack_fixtures_held"),
+            "zero_knowledge_score_pct": rep.get("zero_knowledge_score_pct"),
+            "one_bad_submission_stops_run": rep.get("one_bad_submission_stops_run")}
 
 
 def release_report(data_dir=None, path: Path = RELEASE) -> dict:
