@@ -72,6 +72,7 @@ def test_the_new_section_touches_four_files_outside_its_folder(checkout):
     assert added == [f'+    "s{KEY}_{NAME}",'] and removed == []
 
 
+@pytest.mark.slow                       # a checkout's summary, course and tests with the new section (~25 s)
 def test_the_course_picks_the_new_section_up(checkout):
     """Its kernel compiles (its family declared by its manifest), the recorder measures its door into a
     recording, the summary shows its figures, the self-test lists its check, `bench` and the exercises know

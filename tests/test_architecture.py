@@ -116,25 +116,25 @@ def test_every_door_of_a_section_is_declared_by_its_manifest():
             assert mod.measure is door.measure and mod.data == door.data and mod.recorded == door.recorded, m
 
 
-def test_the_recorder_summary_selftest_bench_and_course_read_the_registry():
+def test_the_recorder_summary_selftest_bench_and_course_read_the_registry(summary_figures):
     from launchlab.core.checks import CHECKS
-    from launchlab.faces import bench, course, recorder, summary
+    from launchlab.faces import bench, course, recorder
     doors = [d for s in sections.all() for d in s.doors]
     recorded = [d for ds in recorder.RECORDINGS.values() for d in ds]
     # every door once (a recording may gather doors of several sections: "slices" holds §1's, §3's and the lab's,
     # each in the registry's order)
     assert sorted(recorded, key=lambda d: [id(x) for x in doors].index(id(d))) == doors
     assert all([doors.index(d) for d in ds] == sorted(doors.index(d) for d in ds) for ds in recorder.RECORDINGS.values())
-    figs = summary.figures()
+    figs = summary_figures
     assert {s.key for s in sections.all() if s.headlines} <= set(figs)
     assert {c.section for c in CHECKS} == {s.key for s in sections.all() if s.checks}
     assert list(bench.benches()) == [b for s in sections.all() for b in s.benches]
     assert [p.name for p in course.notebooks()] == [n for s in sections.all() for n in s.notebooks]
 
 
-def test_the_summary_reports_the_architecture_as_measured():
-    from launchlab.faces import summary, template
-    a = summary.figures()["architecture"]
+def test_the_summary_reports_the_architecture_as_measured(summary_figures):
+    from launchlab.faces import template
+    a = summary_figures["architecture"]
     assert a == {"section_folders": len(sections.FOLDERS), "files_outside_folder_to_add_a_section": len(template.OUTSIDE),
                  "mode_reads_outside_mode_door": 0, "import_cycles": 0, "upward_imports": 0}
     assert a["section_folders"] >= 11 and a["files_outside_folder_to_add_a_section"] <= 4

@@ -13,14 +13,17 @@ FIELDS = ("max_threads_per_multiprocessor", "max_blocks_per_multiprocessor", "ma
 COMMON = ("max_threads_per_block", "max_registers_per_block", "max_registers_per_multiprocessor",
           "reserved_shared_memory_per_block", "warp_size")
 published = archs.published          # NVIDIA's table, parsed from the header (launchlab.faces.archs)
+cccl = pytest.mark.needs("cccl")     # the header comes in the nvidia-cuda-cccl wheel, a development dependency
 
 
+@cccl
 def test_the_header_is_nvidias_table_and_covers_every_arch_the_course_targets():
     table = published()
     assert set(hardware.ARCH_LIMITS) <= set(table), sorted(set(hardware.ARCH_LIMITS) - set(table))
     assert table[(9, 0)]["max_shared_memory_per_multiprocessor"] == 228 * 1024       # a row anyone can check
 
 
+@cccl
 @pytest.mark.parametrize("cc", sorted(hardware.ARCH_LIMITS), ids=lambda cc: f"sm_{cc[0]}{cc[1]}")
 def test_each_architectures_limits_are_the_published_ones(cc):
     row = published()[cc]
@@ -29,6 +32,7 @@ def test_each_architectures_limits_are_the_published_ones(cc):
             s.smem_per_block_optin) == tuple(row[f] for f in FIELDS)
 
 
+@cccl
 @pytest.mark.parametrize("cc", sorted(hardware.ARCH_LIMITS), ids=lambda cc: f"sm_{cc[0]}{cc[1]}")
 def test_what_every_architecture_shares_is_the_published_common_part(cc):
     row, s = published()[cc], hardware.for_arch("x", 100, cc)
@@ -64,10 +68,12 @@ def test_each_learner_gpu_is_its_architecture_with_its_own_sm_count():
     assert all(v.compute_capability in hardware.ARCH_LIMITS for v in hardware.LEARNER_GPUS.values())
 
 
+@cccl
 def test_the_calculator_agrees_with_nvidias_table_on_every_arch():
     assert archs.calculator_differences() == {a: [] for a in hardware.ARCHS}
 
 
+@cccl
 def test_a_limit_that_drifts_from_nvidias_table_is_named():
     table = published()
     table[(8, 9)] = dict(table[(8, 9)], max_blocks_per_multiprocessor=32)    # the kind of drift sm_120 had between CCCLs
@@ -112,6 +118,7 @@ class _Build:
     """One architecture per class, so pytest-xdist's loadscope spreads the six builds over its workers."""
     arch = ""
 
+    @pytest.mark.slow                              # 65-90 s each: every kernel built for one architecture
     def test_every_kernel_builds_with_the_sm_90_entry_points_and_nontrivial_sass(self):
         """Built now with this machine's NVRTC: the report's entry points, each reaching global memory and keeping
         or dropping the Hopper-only instructions as recorded; instruction counts within 25 % of the report's (an

@@ -52,8 +52,12 @@ def test_every_subcommand_has_a_case():
     assert sorted(cli.subcommands()) == sorted(CASES)
 
 
+# over 10 s each (an architecture's build, every family compiled, otter assign, the whole summary): make test-slow
+SLOW = {"archs", "compile", "assign", "summary"}
+
+
 @pytest.mark.skipif(mode.is_live(), reason="the replay outcomes; on a GPU test_every_bench_runs_to_its_end")
-@pytest.mark.parametrize("cmd", sorted(CASES))
+@pytest.mark.parametrize("cmd", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in sorted(CASES)])
 def test_each_subcommand_works_or_refuses_in_one_line(cmd, tmp_path):
     args, rc, text = CASES[cmd]
     r = run(cmd, *(a.format(tmp=tmp_path) for a in args))

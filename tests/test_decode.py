@@ -44,6 +44,23 @@ def launch(expr, grid, block, args):
 
 @pytest.mark.gpu
 @live
+def test_the_builds_fused_weight_rounding_is_numpys_bit_for_bit(cp):
+    """build()'s one-pass rounding of x * scale to bf16 against the numpy reference: random normals at a weight's
+    scale, and exact ties (low half 0x8000, even and odd upper halves), which round to even."""
+    r = np.random.default_rng(5)
+    x = r.standard_normal(1 << 16).astype(np.float32)
+    for scale in (1.0, 7168 ** -0.5, 0.1):
+        want = decode.to_bf16_ref(x * np.float32(scale))
+        assert np.array_equal(cp.asnumpy(decode.scaled_bf16(cp.asarray(x), scale)), want), scale
+    hi = r.integers(0x0080, 0x7F00, 4096, dtype=np.uint32)          # finite, normal upper halves
+    ties = ((hi << 16) | np.uint32(0x8000)).view(np.float32)
+    got = cp.asnumpy(decode.scaled_bf16(cp.asarray(ties), 1.0))
+    assert np.array_equal(got, decode.to_bf16_ref(ties))
+    assert np.array_equal(got, np.where(hi & 1, hi + 1, hi).astype(np.uint16))   # to even, worked by hand
+
+
+@pytest.mark.gpu
+@live
 def test_glue_kernels_match_numpy(cp):
     r = np.random.default_rng(2)
     x = r.standard_normal(7168).astype(np.float32)

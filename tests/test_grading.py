@@ -12,16 +12,20 @@ import pytest
 from launchlab.faces import grading
 from launchlab.sections.s09_lab import graded
 
-otter = pytest.importorskip("otter", reason="otter-grader is the [grade] extra (make test installs it)")
+from conftest import need
+
+sandboxed = pytest.mark.needs("sandbox")         # grading runs every submission in bubblewrap
 
 
 @pytest.fixture(scope="module")
 def assigned(tmp_path_factory):
+    need("otter")                                # otter assign makes the learner copy the tests start from
     return grading.assign(tmp_path_factory.mktemp("dist") / "dist")
 
 
 fx = grading.fixtures()          # the grader's own test submissions (lab_solutions/lab_fixtures.py)
 
+@pytest.mark.slow                                # otter assign (~25 s)
 
 def test_the_committed_learner_copy_does_not_drift_from_the_master(assigned):
     assert grading.drift(grading.LEARNER, assigned.student) == []
@@ -33,6 +37,8 @@ def test_the_committed_learner_copy_does_not_drift_from_the_master(assigned):
 
 
 
+@pytest.mark.slow                                # a class graded (~35 s)
+@sandboxed
 def test_a_folder_grades_into_a_csv_with_exact_points(assigned, tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -60,6 +66,8 @@ def test_a_folder_grades_into_a_csv_with_exact_points(assigned, tmp_path):
     assert "q6: 3 / 3" in raised                                     # one step's error costs that step only
 
 
+@pytest.mark.slow                                # every cheat graded (~60 s)
+@sandboxed
 def test_every_cheat_and_hard_case_gets_what_it_deserves(assigned, tmp_path):
     """In the sandbox: the six cheats score 0, a hang in step 5 costs step 5, a notebook without otter's metadata
     and one with the right values typed in (to 4 significant figures) score full marks."""
@@ -75,6 +83,7 @@ def test_every_cheat_and_hard_case_gets_what_it_deserves(assigned, tmp_path):
     hang = (tmp_path / "out" / "feedback" / "hang_in_step_5.txt").read_text()
     assert "q5: 0 / 2" in hang and "ran past its time limit" in hang
 
+@pytest.mark.slow                                # otter assign and a grading (~20 s)
 
 def test_without_the_sandbox_the_cheats_are_real_and_grading_refuses(assigned, tmp_path, monkeypatch):
     """The cheat that reads the instructor's files is not a straw man: graded without the sandbox it takes full
@@ -131,10 +140,10 @@ def test_the_kept_benchmark_graded_every_attack_as_root_and_each_held():
     assert head["resource_limits"] == rep["resource_limits"]
 
 
+@sandboxed
 def test_the_sandbox_hides_the_instructors_files_and_the_network(tmp_path):
     from launchlab.core import paths
     from launchlab.faces import sandbox
-    assert sandbox.available() is None, sandbox.available()
     import subprocess
     import sys
     probe = ("import os, socket\n"
@@ -160,6 +169,7 @@ def test_the_sandbox_hides_the_instructors_files_and_the_network(tmp_path):
     assert out[4] == "the bytes handed in"
 
 
+@sandboxed
 def test_inside_the_sandbox_a_submission_is_nobody_with_no_capability_and_bounded():
     """What issue 37 found (uid 0 with every capability, remounts that worked, unbounded tmpfs) measured inside:
     uid and gid 65534, every capability set empty, a remount and a new user namespace refused, /tmp and /dev/shm
@@ -177,6 +187,7 @@ def test_inside_the_sandbox_a_submission_is_nobody_with_no_capability_and_bounde
     assert any("RLIMIT_AS" in x for x in got["limits"]) and any("tmpfs at /tmp" in x for x in got["limits"])
 
 
+@sandboxed
 def test_a_sandbox_that_cannot_start_a_kernel_stops_the_run_with_no_grades(tmp_path, monkeypatch):
     """A broken sandbox (here: the interpreter it is told to run is not there, as with an unresolved `.venv`
     symlink) must not grade everyone 0 with rc 0: nothing is graded, grades.csv is not written, rc 2."""
@@ -193,6 +204,8 @@ def test_a_sandbox_that_cannot_start_a_kernel_stops_the_run_with_no_grades(tmp_p
     assert not (tmp_path / "out2" / "grades.csv").exists()
 
 
+@pytest.mark.slow                                # every attack graded (~3 min)
+@sandboxed
 def test_every_attack_is_graded_as_it_deserves_beside_honest_work(assigned, tmp_path):
     """Issue 37's attacks (lab_fixtures.ATTACKS), graded as this user (root in CI) in one folder with honest
     neighbours, two at a time: each gets what it deserves with the status it must have, the honest ones their
@@ -219,6 +232,7 @@ def test_every_attack_is_graded_as_it_deserves_beside_honest_work(assigned, tmp_
     assert rep["zero_knowledge_score_pct"] == 0 and rep["sandbox_capabilities"] == 0 and rep["sandbox_uid_nonzero"]
 
 
+@sandboxed
 def test_an_interpreter_named_through_a_symlinked_venv_runs_in_the_sandbox(tmp_path, monkeypatch):
     """Issue 37: with `.venv` a symlink, the grader runs the unresolved sys.executable; the sandbox must have the
     environment at the name as well as at its resolved path."""

@@ -3,13 +3,13 @@ import pytest
 
 from launchlab import sections
 from launchlab.core import compiler, listing, loader, sass, sources
+from conftest import need
 
 sections.all()      # the families sections declare in their manifests, beside the course's own
 
 # The resource report is parsed from ptxas -v in the log of the NVRTC the course pins (13.5). The H200 image
 # carries an older NVRTC whose log has no ptxas lines; there live code reads the driver's attributes instead.
-needs_pinned_nvrtc = pytest.mark.skipif(compiler.nvrtc_version() < (13, 5),
-                                        reason="offline resource report needs the pinned NVRTC 13.5")
+needs_pinned_nvrtc = pytest.mark.needs("nvrtc")
 
 
 def test_every_source_is_a_registered_family():
@@ -17,8 +17,13 @@ def test_every_source_is_a_registered_family():
         "every kernels/*.cu must be listed in launchlab.core.sources.FAMILIES or a section's manifest (and vice versa)"
 
 
+# the occupancy probe's hundreds of variants take ~40 s to compile offline (once per process): make test-slow
+SLOW_FAMILIES = {"occupancy_probe"}
+
+
 @needs_pinned_nvrtc
-@pytest.mark.parametrize("family", sorted(sources.FAMILIES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f in SLOW_FAMILIES else f
+                                    for f in sorted(sources.FAMILIES)])
 def test_compiles_offline_for_sm90(family):
     b = compiler.compile_offline(family)
     assert b.cubin[:4] == b"\x7fELF"
@@ -42,6 +47,7 @@ ptxas info    : Used 40 registers, used 1 barriers, 16 bytes cumulative stack si
         (40, 4096, 16, 8, 12, 1)
 
 
+@pytest.mark.slow                       # the occupancy probe compiled offline
 @needs_pinned_nvrtc
 def test_static_smem_and_register_caps_reach_the_cubin():
     b = compiler.compile_offline("occupancy_probe")
@@ -119,6 +125,7 @@ def test_an_empty_nvrtc_log_leaves_the_shared_one_byte_objects_alone():
     assert eval(compile('f"{1} {2}"', "<cell>", "eval")) == "1 2"
 
 
+@pytest.mark.slow                       # the occupancy probe compiled offline
 def test_a_parted_family_is_every_expression_once_and_compiles_to_the_same_resources():
     """The occupancy probe is compiled as several programs side by side (sources.PARTS): together they hold each
     name expression exactly once, and a variant's registers come out as in a program of its own."""
@@ -127,8 +134,7 @@ def test_a_parted_family_is_every_expression_once_and_compiles_to_the_same_resou
     flat = [e for p in split for e in p]
     assert sorted(flat) == sorted(sources.FAMILIES["occupancy_probe"]) and len(flat) == len(set(flat))
     assert sources.parts("rms_norm") == [sources.FAMILIES["rms_norm"]]
-    if compiler.nvrtc_version() < (13, 5):
-        pytest.skip("offline resource report needs the pinned NVRTC 13.5")
+    need("nvrtc")                   # the offline report is parsed from the pinned NVRTC's ptxas log
     b = compiler.compile_offline("occupancy_probe")
     assert len(b.more_cubins) == len(split) - 1 and all(c[:4] == b"\x7fELF" for c in b.more_cubins)
     e = split[-1][-1]                            # a variant that is not in the first part's cubin

@@ -2,7 +2,6 @@
 and against each other -- every number read from the H200 recordings, none typed in."""
 import pytest
 
-from launchlab.faces import summary
 from launchlab.sections.s02_width import accuracy
 from launchlab.sections.s06_one_binary import onebinary, pdlchain
 
@@ -68,8 +67,8 @@ def test_the_frontier_table_reads_the_same_runs(acc):
     assert "lecture #71, round 3" in text and "course: widened reduction" in text
 
 
-def test_the_summary_has_the_issues_keys(d, acc):
-    f = summary.figures()
+def test_the_summary_has_the_issues_keys(d, acc, summary_figures):
+    f = summary_figures
     assert f["02"]["rms_pdl_gain_pct"] == pytest.approx(d.chain("wide").gain_pct, rel=1e-3)
     assert f["02"]["kl_wide_apply_vs_main"] == 0.0 and f["02"]["kl_wide_reduce_vs_main"] > 0
     assert f["06"]["pdl_step_gain_pct"] > 0 and f["06"]["pdl_opt_out_cost_us_per_token"] > 0

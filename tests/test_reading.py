@@ -89,10 +89,9 @@ def test_the_committed_course_reads_within_the_rule():
     assert {"03.main_kernel_ratio", "03.contrast_kernel_ratio"} <= {p.key for p in r.printed}
 
 
-def test_every_printed_quantity_with_a_summary_key_matches_the_summary():
+def test_every_printed_quantity_with_a_summary_key_matches_the_summary(summary_figures):
     """A quantity named by a summary key prints the summary's (recorded) value in replay."""
-    from launchlab.faces import summary
-    figs = summary.figures()
+    figs = summary_figures
     checked = 0
     for p in reading.read().printed:
         sec, name = p.key.split(".", 1)

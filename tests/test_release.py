@@ -36,6 +36,7 @@ def test_the_leak_scan_finds_a_solution_line_planted_in_the_release(tree, tmp_pa
     assert release.leaks(planted) == ["more.txt:1", "notes.py:2"]
 
 
+@pytest.mark.slow                                   # every notebook executed in the release (~100 s)
 def test_every_notebook_runs_in_the_release_without_the_instructors_folder(tree):
     code = ("import sys\n"
             "from launchlab.faces import course\n"

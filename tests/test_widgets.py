@@ -150,6 +150,7 @@ def test_the_split_explorer_shows_each_recorded_count_and_refuses_the_rest():
         ex.update(192)
 
 
+@pytest.mark.slow                       # every SM-count slider moved through its range (~20 s)
 def test_the_sm_count_sliders_move_the_machine_under_the_kernel():
     """Issue 29's explorers: the slice's SMs and the grid (§1), the slice's SMs and the arm (§5), on the recorded
     slices; moving the SM slider keeps the grid at the same place on the new slice's staircase."""

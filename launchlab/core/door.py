@@ -27,12 +27,29 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Generic, TypeVar
 
 from launchlab.core import mode, progress, recordings, reuse
 
 T = TypeVar("T")
+
+
+_shared: dict | None = None         # inside reading(): each door's recording decoded once, the result shared
+
+
+@contextmanager
+def reading():
+    """Within the block, a door's recorded() decodes its recording once and hands every later call the same
+    result: for readers that only read (the summary asks several headlines of one recording; §3's is decoded
+    nine times otherwise). Outside it every call decodes anew, so nothing a caller changes leaks to the next."""
+    global _shared
+    outer, _shared = _shared, ({} if _shared is None else _shared)
+    try:
+        yield
+    finally:
+        _shared = outer
 
 
 def remeasure(recording: str) -> bool:
@@ -95,8 +112,14 @@ class Door(Generic[T]):
         return {} if full == "1" else dict(self.quick)
 
     def recorded(self, data_dir=None) -> T:
+        key = (self.name, self.recording, str(data_dir))
+        if _shared is not None and key in _shared:
+            return _shared[key]
         r = recordings.load(self.recording, data_dir)
-        return self.parse(r.data, r.describe())
+        out = self.parse(r.data, r.describe())
+        if _shared is not None:
+            _shared[key] = out
+        return out
 
     def choose(self, live: Callable[[], object], replay: Callable[[], object]):
         """The one live/replay branch for a single point: `live()` relaunches now, `replay()` looks it up."""

@@ -12,6 +12,20 @@ from launchlab.core import hardware
 
 
 def _driver_string() -> str:
+    """The driver's version ("580.159.04"): from NVML in this process (what the GPU-sharing note already asks), else
+    nvidia-smi (a process of its own: ~0.3 s, paid by every live notebook's first cell), else the CUDA driver API's."""
+    try:
+        from cuda.bindings import nvml
+        nvml.init_v2()
+        try:
+            v = nvml.system_get_driver_version()
+        finally:
+            nvml.shutdown()
+        v = v.decode() if isinstance(v, bytes) else str(v)
+        if v.strip():
+            return v.strip()
+    except Exception:  # noqa: BLE001 - any NVML failure: ask nvidia-smi
+        pass
     smi = shutil.which("nvidia-smi")
     if smi:
         try:

@@ -5,10 +5,14 @@
     data/course/replay.json   `make course` in replay: the whole course's wall time on this machine, and every
                               figure found in its HTML in Chromium (tests/browser/course_html.py)
     data/course/live.json     the same on a GPU (the H200)
+    data/course/live_runs.json every live run of the course, each with its machine's boot id and the code it ran:
+                              course_live_seconds is the slowest run of the latest code, not the median one
     data/reliability/bad_inputs.json   `python -m launchlab badinputs --docs`: the bad inputs refused, with the fix
                               named and the session working after (GPU cases only where it ran live)
     data/sanitizer/sweep.json `tools/sanitize_sweep.py` on a GPU: the four compute-sanitizer tools over the
-                              self-tests and a decode token, each report attributed to a kernel
+                              self-tests and a decode token, each report attributed to a kernel; a run that
+                              cannot work under a tool is left out with its reason, not counted as failed
+    data/grading/report.json  `grade --benchmark`: which bwrap the grading sandbox used (sandbox_source)
 
 Each report is written by the run that measured it, with its date; nothing here measures.
 """
@@ -24,6 +28,7 @@ HUB_REPORT = ROOT / "data" / "hub" / "report.json"
 COURSE_DIR = ROOT / "data" / "course"
 BAD_INPUTS = ROOT / "data" / "reliability" / "bad_inputs.json"
 SWEEP = ROOT / "data" / "sanitizer" / "sweep.json"
+GRADING = ROOT / "data" / "grading" / "report.json"
 
 
 class ReliabilityError(RuntimeError):
@@ -55,9 +60,19 @@ def _optional(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def live_runs(directory: Path = COURSE_DIR) -> list[dict]:
+    """The live course's runs on the code of the latest one (data/course/live_runs.json), oldest first."""
+    p = directory / "live_runs.json"
+    if not p.exists():
+        return []
+    runs = json.loads(p.read_text())["runs"]
+    return [r for r in runs if r["code"] == runs[-1]["code"]] if runs else []
+
+
 def reports() -> dict:
     return {"hub": hub_report(), "course_replay": course_report("replay"), "course_live": course_report("live"),
-            "bad_inputs": _optional(BAD_INPUTS), "sweep": _optional(SWEEP)}
+            "course_live_runs": live_runs(),
+            "bad_inputs": _optional(BAD_INPUTS), "sweep": _optional(SWEEP), "grading": _optional(GRADING)}
 
 
 def headline(r: dict) -> dict:
@@ -72,8 +87,14 @@ def headline(r: dict) -> dict:
             if all("cells_over_wait_without_bar" in n for n in c["notebooks"] if n.get("ok")):
                 out[f"course_{m}_cells_waiting_without_progress"] = sum(
                     len(n["cells_over_wait_without_bar"]) for n in c["notebooks"] if n.get("ok"))
-                out[f"course_{m}_longest_cell_seconds"] = max(n["longest_cell_seconds"] for n in c["notebooks"]
-                                                              if n.get("ok"))
+                out[f"course_{m}_longest_cell_seconds"] = max((n["longest_cell_seconds"] for n in c["notebooks"]
+                                                               if n.get("ok")), default=None)
+            runs = r.get(f"course_{m}_runs")
+            if runs:                      # every run of this code within its limit, the slowest one shown
+                out[f"course_{m}_seconds_runs"] = [x["seconds"] for x in runs]
+                out[f"course_{m}_seconds"] = max(x["seconds"] for x in runs)
+                out[f"course_{m}_within_limit"] = all(x["seconds"] <= x["limit_seconds"] and x["ok"] for x in runs)
+                out[f"course_{m}_fresh_machines"] = len({x["boot_id"] for x in runs})
             html = c.get("html_in_chromium")
             if html is not None:
                 out[f"course_{m}_figures_in_chromium"] = sum(x["decoded"] for x in html)
@@ -86,6 +107,10 @@ def headline(r: dict) -> dict:
     w = r.get("sweep")
     if w:
         out.update(sanitizer(w["runs"]))
+        out["sanitizer_runs_left_out"] = len(w.get("left_out", []))
+    g = r.get("grading")
+    if g and "sandbox_source" in g:
+        out["sandbox_source"] = g["sandbox_source"]
     return out
 
 

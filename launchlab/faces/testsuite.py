@@ -16,6 +16,7 @@ from launchlab.core import paths, plotted
 
 MUTATION = paths.ROOT / "data" / "mutation" / "report.json"
 COVERAGE = paths.ROOT / "data" / "coverage" / "report.json"
+MAKE_TEST = paths.ROOT / "data" / "tests" / "make_test.json"      # tools/clean_clone.py: make test on a fresh clone
 CLI_TESTS = paths.ROOT / "tests" / "test_cli.py"
 
 
@@ -49,4 +50,14 @@ def headline() -> dict:
             "survivors_unexplained": len(mut["survivors_unexplained"]) if mut else None,
             "coverage_pct": cov.get("percent"),
             "cli_subcommands_tested": len(cases & every) if cases is not None else None,
-            "cli_subcommands": len(every), "figures_compared": compared}
+            "cli_subcommands": len(every), "figures_compared": compared, **make_test()}
+
+
+def make_test() -> dict:
+    """`make test` on a fresh clone (tools/clean_clone.py): its seconds from the clone to the end, set-up included,
+    whether it passed, and its slowest test (each of the 15 slowest is listed in the report)."""
+    if not MAKE_TEST.exists():
+        return {}
+    r = json.loads(MAKE_TEST.read_text())
+    return {"make_test_seconds_clean_clone": r["seconds"], "make_test_passed_clean_clone": r["rc"] == 0,
+            "make_test_slowest_test_seconds": max((x[0] for x in r["slowest"]), default=None)}

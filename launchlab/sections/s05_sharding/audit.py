@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from launchlab.core import hardware, paths
@@ -119,14 +119,28 @@ def _label(node) -> str:
 NOT_AUDITED = ("badinputs.py", "bench.py")
 
 
+_found: dict[tuple, list[Site]] = {}         # the sites of a package as its files stood (path, mtime, size)
+
+
 def sites(package: Path = PACKAGE) -> list[Site]:
     """Every launch site. A launch inside a helper whose grid is one of the helper's parameters (the decode
     step's `_k(site, layer, expr, grid, ...)`) is listed at each of the helper's call sites instead, with the
-    grid the caller passes, followed through as many helpers as it takes."""
+    grid the caller passes, followed through as many helpers as it takes.
+
+    The walk is a function of the files alone, so it is made once per state of them: a file edited, added or
+    removed (its mtime or size) walks the package again. Each call gets its own copies of the sites."""
+    paths = [p for p in sorted(package.rglob("*.py")) if p.name not in NOT_AUDITED]
+    key = (str(package),) + tuple((str(p), st.st_mtime_ns, st.st_size) for p in paths for st in [p.stat()])
+    if key not in _found:
+        if len(_found) >= 8:
+            _found.clear()
+        _found[key] = _walk(package, paths)
+    return [replace(s, names=set(s.names)) for s in _found[key]]
+
+
+def _walk(package: Path, paths: list[Path]) -> list[Site]:
     found = []
-    for path in sorted(package.rglob("*.py")):
-        if path.name in NOT_AUDITED:
-            continue
+    for path in paths:
         tree = ast.parse(path.read_text())
         fields_ = _plan_fields(tree)
         funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]

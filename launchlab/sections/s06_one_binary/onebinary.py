@@ -401,7 +401,7 @@ def _parse(d: dict, source: str) -> OneBinaryData:
 
 DOOR: Door[OneBinaryData] = Door("one binary, two arms (§6)", "section06",
                                  ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump,
-                                 quick={"tokens": 4, "pairs": 2, "reps": 2, "profile_reps": 3, "bench_long": 32,
+                                 quick={"tokens": 4, "pairs": 2, "reps": 2, "profile_reps": 3, "bench_long": 24,
                                         "with_ncu": False})
 data = DOOR.data
 recorded = DOOR.recorded
