@@ -137,8 +137,11 @@ class _Cublas:
             raise DecodeError(f"cublas{what} returned status {status}")
 
     def _stream(self):
+        """The current stream, and the course's workspace again: cublasSetStream resets the handle's workspace
+        to cuBLAS's default pool, which allocates stream-ordered inside a capture (docs/notes/step-graph.md)."""
         import cupy as cp
         self._ok(self.lib.cublasSetStream_v2(self.handle, cp.cuda.get_current_stream().ptr), "SetStream")
+        self._ok(self.lib.cublasSetWorkspace_v2(self.handle, self.ws.data.ptr, self.ws.nbytes), "SetWorkspace")
 
     def gemv(self, x, w, y) -> None:
         k, n = w.shape
