@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -214,6 +215,65 @@ def launch(raw, grid, block, args, smem: int = 0, stream=None, pdl: bool = True)
     fn = _functions.get(ptr)
     if fn is None:
         fn = _functions[ptr] = drv.CUfunction(ptr)
+    into = getattr(_watch, "recording", None)
+    if into is not None:                   # recorded, not made (launchlab.core.stepgraph patches it into a graph)
+        into.append(Recorded(ptr, _dims(grid), _dims(block), int(smem), tuple(words(len(args)))))
+        return
     err, = drv.cuLaunchKernelEx(cfg, fn, ctypes.addressof(params), 0)
     if err != drv.CUresult.CUDA_SUCCESS:
         raise PDLError(f"cuLaunchKernelEx: {err}")
+    taps = getattr(_watch, "tapping", None)
+    if taps is not None:
+        taps.append(captured_node(stream))
+
+
+# ------------------------------------------------------------------ a launch recorded, a captured launch's node
+# launchlab.core.stepgraph captures one decode step and builds the graph of every later position from it: it
+# needs the graph node of each launch whose arguments depend on the position (tapping, while capturing) and
+# those launches' parameters at every other position (recording: the launch is worked out and checked as
+# always, then kept instead of made).
+_watch = threading.local()
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A launch as the driver would have received it: the CUfunction, geometry, dynamic shared memory, and
+    each parameter's 64-bit slot (the driver reads the parameter's own size from the slot, little-endian)."""
+    function: int
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    smem: int
+    words: tuple[int, ...]
+
+
+@contextlib.contextmanager
+def _watching(attr: str, into: list):
+    if getattr(_watch, attr, None) is not None:
+        raise PDLError(f"already {attr} launches on this thread")
+    setattr(_watch, attr, into)
+    try:
+        yield into
+    finally:
+        setattr(_watch, attr, None)
+
+
+def recording(into: list):
+    """Launches on the chain's path inside are not made: each appends its Recorded to `into`."""
+    return _watching("recording", into)
+
+
+def tapping(into: list):
+    """Launches on the chain's path inside are made, on a stream being captured: each appends its graph node."""
+    return _watching("tapping", into)
+
+
+def captured_node(stream):  # pragma: no mutate block (live only)
+    """The node the last operation captured on `stream` made (the one node the stream's next capture will
+    depend on)."""
+    from cuda.bindings import driver as drv
+    err, status, _, _, deps, _, n = drv.cuStreamGetCaptureInfo(drv.CUstream(stream.ptr))
+    if err != drv.CUresult.CUDA_SUCCESS or status != drv.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+        raise PDLError(f"a tapped launch on a stream that is not being captured ({err}, {status})")
+    if n != 1:
+        raise PDLError(f"the stream's capture depends on {n} nodes after a launch, not 1")
+    return deps[0]

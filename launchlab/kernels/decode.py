@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from launchlab.core import dumps, gates, launch, loader, mode, pdl, slices, timing
+from launchlab.core import dumps, gates, launch, loader, mode, pdl, slices, stepgraph, timing
 from launchlab.kernels import kda_decode, mla, rms_norm
 
 FAMILY = "decode_ops"
@@ -137,8 +137,11 @@ class _Cublas:
             raise DecodeError(f"cublas{what} returned status {status}")
 
     def _stream(self):
+        """The current stream, and the course's workspace again: cublasSetStream resets the handle's workspace
+        to cuBLAS's default pool, which allocates stream-ordered inside a capture (docs/notes/step-graph.md)."""
         import cupy as cp
         self._ok(self.lib.cublasSetStream_v2(self.handle, cp.cuda.get_current_stream().ptr), "SetStream")
+        self._ok(self.lib.cublasSetWorkspace_v2(self.handle, self.ws.data.ptr, self.ws.nbytes), "SetWorkspace")
 
     def gemv(self, x, w, y) -> None:
         k, n = w.shape
@@ -272,6 +275,7 @@ class Model:
     snapshots: dict | None = None       # dumps: "hidden.L3" / "kda_out.L1" -> an fp32 copy taken during the step
     overrides: dict = field(default_factory=dict)   # the lab's sweeps: see OVERRIDES
     graphs: dict = field(default_factory=dict, repr=False)   # captured step graphs kept for reuse (onebinary)
+    taps: list | None = field(default=None, repr=False)       # while capturing a step graph's template (graph())
 
     # ---- every launch of the step goes through here: logged, optionally timed, then run
     def _run(self, site, layer, kernel, grid, block, fn, smem=0):
@@ -351,17 +355,11 @@ class Model:
                 self._gemm(f"L{i}.mla.q_b", i, b["qab"], L["w_qb"], b["q"])
                 self._gemm(f"L{i}.mla.kv_a", i, b["xb"], L["w_kva"], b["kvr"])
                 self._norm(f"L{i}.mla.kv_a_norm", i, b["kvr"][:c.kv_lora], L["kv_norm"], b["kvr_n"])
-                cache = s["mla"][i]
-                self._k(f"L{i}.mla.rope_pack", i, "mla_rope_pack", (c.mla_heads + 1,), 256,
-                        (b["q"], b["kvr_n"], b["kvr"], b["qb16"], cache[0, pos], np.int32(c.mla_heads),
-                         np.int32(pos)))
-                upto = cache.reshape(-1)[:(pos + 1) * mla.D].reshape(1, pos + 1, mla.D)   # a contiguous prefix
-                dec = mla.Decoder(b["qb16"], upto, mla.D ** -0.5, scratch=s["mla_scratch"],
-                                  n_splits=self.overrides.get("mla_splits"))
-                dp = dec.plan
-                self._run(f"L{i}.mla.split", i, f"mla_decode:{dp.kernel}", dp.grid, mla.BLOCK, dec.split, dp.smem)
-                out = self._run(f"L{i}.mla.combine", i, "mla_decode:mla_combine", dp.combine_grid,
-                                mla.COMBINE_BLOCK, dec.combine)
+                if self.taps is None:
+                    out = self._attend(i, pos)
+                else:
+                    with pdl.tapping(self.taps):
+                        out = self._attend(i, pos)
                 n = c.mla_heads * c.kv_lora
                 self._ew(f"L{i}.mla.o_bf16", i, "to_bf16", n, (out, b["olb"], np.int32(n)))
                 self._run(f"L{i}.mla.w_uv", i, "cublas:gemmStridedBatchedEx", (), 0,
@@ -383,6 +381,37 @@ class Model:
         self._gemm("lm_head", -1, b["xb"], w["lm_head"], b["logits"])
         self._k("argmax", -1, "argmax_f32", (1,), 1024, (b["logits"], np.int32(c.vocab), b["token"]))
         return b["logits"]
+
+    def _attend(self, i: int, pos: int):
+        """MLA layer i's launches that read the position, and only those (launchlab.core.stepgraph relies on
+        it): the rope-and-pack that writes the cache row at `pos`, the split-KV decode over the `pos + 1` rows
+        and its combine, whose split count, grid and shared memory follow the row count. Returns the output."""
+        c, b, s = self.cfg, self.buf, self.state
+        cache = s["mla"][i]
+        self._k(f"L{i}.mla.rope_pack", i, "mla_rope_pack", (c.mla_heads + 1,), 256,
+                (b["q"], b["kvr_n"], b["kvr"], b["qb16"], cache[0, pos], np.int32(c.mla_heads), np.int32(pos)))
+        upto = cache.reshape(-1)[:(pos + 1) * mla.D].reshape(1, pos + 1, mla.D)   # a contiguous prefix
+        dec = mla.Decoder(b["qb16"], upto, mla.D ** -0.5, scratch=s["mla_scratch"],
+                          n_splits=self.overrides.get("mla_splits"))
+        dp = dec.plan
+        self._run(f"L{i}.mla.split", i, f"mla_decode:{dp.kernel}", dp.grid, mla.BLOCK, dec.split, dp.smem)
+        return self._run(f"L{i}.mla.combine", i, "mla_decode:mla_combine", dp.combine_grid, mla.COMBINE_BLOCK,
+                         dec.combine)
+
+    @_on_the_chain
+    def position_launches(self, pos: int) -> list:
+        """The step's launches at `pos` that depend on the position, worked out and recorded, not made
+        (pdl.Recorded, in launch order): what launchlab.core.stepgraph patches into the captured step."""
+        if not 0 <= pos < self.capacity:
+            raise DecodeError(f"position {pos} is outside the cache (capacity {self.capacity})")
+        if self.log is not None or self.timer is not None:
+            raise DecodeError("position_launches records launches; it cannot log or time them")
+        out: list = []
+        with pdl.recording(out):
+            for i, kind in enumerate(self.cfg.kinds):
+                if kind == "mla":
+                    self._attend(i, pos)
+        return out
 
     def _snap(self, name: str, x) -> None:
         if self.snapshots is not None and name in self.snapshots:
@@ -425,11 +454,23 @@ class Model:
             self.timer = None
 
     def graph(self, positions: list[int], stream=None):
-        """The steps at `positions`, captured in one CUDA graph (run them once eagerly first: the warm-up loads
-        every kernel and sizes every buffer outside the capture)."""
+        """The steps at `positions` in one CUDA graph (run a step at the first and the last position eagerly
+        first: the warm-up loads every kernel outside the capture). By default the step at the first position
+        is captured once and every position patched into a copy of it (launchlab.core.stepgraph);
+        LAUNCHLAB_STEP_GRAPH=every captures every step."""
+        if not positions:
+            raise DecodeError("a graph of steps needs at least one position")
         stream = stream or slices.stream()
-        it = iter(positions)
-        return timing.capture(lambda: self.step(next(it)), len(positions), stream), stream
+        if stepgraph.how() == "every" or len(positions) == 1:
+            it = iter(positions)
+            return timing.capture(lambda: self.step(next(it)), len(positions), stream), stream
+        records = [self.position_launches(p) for p in positions]    # checks every position before capturing
+        taps = self.taps = []
+        try:
+            template = timing.capture(lambda: self.step(positions[0]), 1, stream)
+        finally:
+            self.taps = None
+        return stepgraph.StepGraph(template, taps, records), stream
 
     def dump_arrays(self, layers: tuple[int, ...] = ()) -> dict:
         """What a dump holds per position, in the order the step makes them: for each chosen layer, a KDA

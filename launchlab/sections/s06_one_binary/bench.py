@@ -5,7 +5,7 @@ import statistics
 
 import numpy as np
 
-from launchlab.core import gates, loader, pdl
+from launchlab.core import diagnosis, gates, loader, pdl, stepgraph, timing
 from launchlab.kernels import decode
 from launchlab.sections.s06_one_binary import onebinary, pdlchain, stepprofile
 
@@ -110,3 +110,78 @@ def bench_host(launches: int = 2000, reps: int = 5, ctx: int = onebinary.SHORT_C
     print(f"eager decode step, ctx {ctx:,}: {nl} launches, host {statistics.median(host):.1f} ms per step "
           f"({statistics.median(host) / nl * 1e3:.1f} µs per launch, cuBLAS's included); the same step from a CUDA "
           f"graph {g.ms_per_token:.3f} ms per token (hot): eager is {statistics.median(host) / g.ms_per_token:.1f}x")
+
+
+def _state_digest(m: "decode.Model", positions: list[int]) -> str:
+    """sha256 of what the steps leave: the logits, the next token, every KDA state and every MLA cache row the
+    steps wrote."""
+    import hashlib
+
+    import cupy as cp
+    h = hashlib.sha256()
+    for x in (m.buf["logits"], m.buf["token"], *(m.state["kda"][i] for i in sorted(m.state["kda"])),
+              *(m.state["mla"][i][0, positions[0]:positions[-1] + 1] for i in sorted(m.state["mla"]))):
+        h.update(cp.asnumpy(x).tobytes())
+    return h.hexdigest()
+
+
+def _fresh(m: "decode.Model", saved: dict, positions: list[int]) -> None:
+    """Back to `saved`, with the MLA cache rows the steps will write zeroed (so a graph that skipped one shows)."""
+    m.restore(saved)
+    for i in m.state["mla"]:
+        m.state["mla"][i][0, positions[0]:positions[-1] + 1] = 0
+
+
+def bench_step_graph(tokens: int = 24, ctx: int = onebinary.SHORT_CTX, pairs: int = 3, reps: int = 3) -> None:
+    """The graph of `tokens` decode steps built two ways on one full-depth model (launchlab.core.stepgraph):
+    every step captured (LAUNCHLAB_STEP_GRAPH=every, the baseline) and one step captured and patched at every
+    position (once). Prints the host seconds each build takes, whether each graph's replay leaves the bytes the
+    eager steps leave, and both graphs replayed ABBA (ms/token, hot)."""
+    import os
+    import time
+
+    import cupy as cp
+    m = decode.build(decode.Config(), ctx=ctx, extra=tokens + 2)
+    positions = list(range(ctx, ctx + tokens))
+    onebinary._warm(m, positions)
+    saved = m.save()
+    _fresh(m, saved, positions)
+    for p in positions:
+        m.step(p)
+    eager = _state_digest(m, positions)
+    built, digest, graphs = {}, {}, {}
+    before = os.environ.get(stepgraph.ENV)
+    try:
+        for how in stepgraph.CHOICES[::-1]:              # every (the baseline) first, then once
+            os.environ[stepgraph.ENV] = how
+            m.restore(saved)
+            cp.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            g, stream = m.graph(positions)
+            built[how] = time.perf_counter() - t0
+            _fresh(m, saved, positions)
+            g.launch(stream)
+            stream.synchronize()
+            digest[how] = _state_digest(m, positions)
+            graphs[how] = g, stream
+    finally:
+        if before is None:
+            os.environ.pop(stepgraph.ENV, None)
+        else:
+            os.environ[stepgraph.ENV] = before
+
+    def rep(how):
+        g, stream = graphs[how]
+        return lambda: timing.Timing(timing._replay(g, stream, tokens, reps, 1), "graph", tokens, how)
+    ab = timing.abba(rep("every"), rep("once"), pairs, ("every", "once"))
+    med = {how: statistics.median(t.median for t in ab.arm("A" if how == "every" else "B")) / 1e3
+           for how in ("every", "once")}
+    spread = {how: diagnosis.robust_spread([t.median for t in ab.arm("A" if how == "every" else "B")])
+              for how in ("every", "once")}
+    print(f"graph of {tokens} decode steps at ctx {ctx:,}, {m.cfg.layers} layers; ABBA {pairs} pairs of {reps} "
+          f"replays (hot L2)")
+    print(f"{'built':<8} {'host s':>7} {'bytes vs eager':>15} {'ms/token':>9} {'spread':>7}")
+    for how in ("every", "once"):
+        print(f"{how:<8} {built[how]:7.2f} {'identical' if digest[how] == eager else 'DIFFERENT':>15} "
+              f"{med[how]:9.4f} {spread[how]:7.2%}")
+    print(f"once / every: build {built['once'] / built['every']:.3f}x, replay {med['once'] / med['every']:.4f}x")

@@ -8,5 +8,6 @@ SECTION = Section(
     doors=(onebinary.DOOR, pdlchain.DOOR),
     headlines=((onebinary.recorded, onebinary.headline), (pdlchain.recorded, pdlchain.headline_06)),
     exercises=exercises, figures=figures,
-    benches={"decode": bench.bench_decode, "pdl": bench.bench_pdl, "host": bench.bench_host},
+    benches={"decode": bench.bench_decode, "pdl": bench.bench_pdl, "host": bench.bench_host,
+             "step-graph": bench.bench_step_graph},
 )
