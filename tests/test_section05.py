@@ -11,6 +11,7 @@ def test_audit_finds_the_head_derived_grid_and_lists_the_rest():
     # KDA; MLA's split and combine; and the decode step's own glue whose grid is n_head (kda_prep: the fine one)
     assert dependent == {("kernels/kda_decode.py", "step"), ("kernels/mla.py", "split"),
                          ("kernels/mla.py", "combine"), ("kernels/decode.py", "step"),
+                         ("kernels/decode.py", "_attend"),             # the rope pack: grid = MLA heads + 1
                          ("kernels/kda_contrast.py", "step")}          # 03a's contrast: grid = n_head by design
     prep = [s for s, hit in hits if hit and s.file == "kernels/decode.py" and "kda_heads" in s.grid]
     assert len(prep) == 1
