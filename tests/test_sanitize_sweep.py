@@ -39,7 +39,9 @@ def test_a_sanitized_run_must_print_what_the_plain_run_printed():
 
 
 def test_a_frame_with_a_parameter_list_is_named_by_its_kernel_and_the_truncated_count_is_kept():
-    log = (ROOT / "data" / "sanitizer" / "sweep_decode_initcheck.txt").read_text()
+    # a real H200 log kept as the fixture: initcheck over one decode token on 2026-12-02, before cuBLAS kept the
+    # course's zeroed workspace (its 36,208 reports, 100 printed, all in cuBLASLt's split-K reduce)
+    log = (ROOT / "tests" / "data" / "sanitizer" / "2026-12-02-decode-initcheck.txt").read_text()
     per = sweep.attribute(log)
     assert per == {"cublasLt::splitKreduce_kernel": 100} and sweep.errors(log) == 36208
     r = sweep.row("decode", "initcheck", True, 0, 1.0, log, {"decode": sweep.outcome("decode", log)}, "x")

