@@ -26,9 +26,68 @@ def _eval_gain_from_the_raw_reps() -> float:
     return 100 * (main / fixed - 1)
 
 
+def _turn_points(key: str) -> list[dict]:
+    return json.loads((REC / "your_turn.json").read_text())["data"][key]["points"]
+
+
+def _turn_median(key: str, grid, block: int) -> float:
+    """A your-turn point's median straight from the recording's reps."""
+    (p,) = [p for p in _turn_points(key) if p["grid"] == list(grid) and p["block"] == [block, 1, 1]]
+    return statistics.median(p["timing"]["reps_us"])
+
+
+def _plateau_from_the_raw_reps() -> int:
+    times = {p["block"][0]: statistics.median(p["timing"]["reps_us"]) for p in _turn_points("02")
+             if p["grid"] == [1, 1, 1]}
+    return min(b for b, t in times.items() if t <= 1.05 * min(times.values()))
+
+
+def _abba_512_from_the_raw_reps() -> float:
+    (p,) = [p for p in _turn_points("06") if p["block"] == [512, 1, 1]]
+    per = {"A": [], "B": []}
+    for o, r in zip(p["abba"]["order"], p["abba"]["results"]):
+        per[o].append(statistics.median(r["reps_us"]))
+    return statistics.median(per["B"]) / statistics.median(per["A"])
+
+
+def _differing_66_from_the_recording() -> int:
+    (p,) = [p for p in _turn_points("04") if p["grid"] == [66, 1, 1]]
+    return p["compare"]["differing"]
+
+
 KNOWN = {
-    # 256 threads: 2,048 / 256 = 8 blocks per SM (the kernel's 32 registers allow 8); 132 SMs x 8
-    "01.blocks_per_wave": 132 * 8,
+    # 256 threads: 2,048 / 256 = 8 blocks per SM (the kernel's 32 registers allow 8); the A100's 108 SMs x 8
+    "01.blocks_per_wave": 108 * 8,
+    # block 128 = 4 warps: 64 / 4 = 16 blocks per SM (1 KiB + 1 KiB reserved binds at 114); 16 x 132 = 2,112
+    "01.turn_second_wave": 16 * 132 + 1,
+    # the L4's 102,400 B per SM // 50,176 = 2 blocks; 2 x 58 SMs = 116, the 117th waits
+    "01.transfer_l4_second_wave": 2 * 58 + 1,
+    # one row: the smallest block within 5 % of the fastest, from the H200's raw reps
+    "02.turn_plateau_block": _plateau_from_the_raw_reps(),
+    # 2,720 / 4 = 680 float4 loads -> 22 whole warps = 704 threads, inside 128..1,024
+    "02.transfer_block_2720": 704,
+    # the H200's cold medians at 12 heads, from the raw reps
+    "03.turn_tiles_speedup": _turn_median("03", (1, 12, 1), 1024) / _turn_median("03", (4, 12, 1), 256),
+    # 12 blocks on the L4's 58 SMs
+    "03.transfer_l4_share": 100 * 12 / 58,
+    # the H200's medians at 128 and 264 splits, from the raw reps
+    "04.turn_speedup_264": _turn_median("04", (128, 1, 1), 128) / _turn_median("04", (264, 1, 1), 128),
+    # target 2 blocks per SM x 108 = 216; 131,072 / 216 = 606.8 tokens -> a whole 64-token tile: 640;
+    # 131,072 / 640 = 204.8 -> 205 splits
+    "04.transfer_a100_splits": 205,
+    "05.turn_tp8_speedup": _turn_median("03", (1, 12, 1), 1024) / _turn_median("03", (16, 12, 1), 64),
+    # 96 / 16 = 6 blocks on 16 SMs
+    "05.transfer_slice16_share": 100 * 6 / 16,
+    "06.turn_ratio_512": _abba_512_from_the_raw_reps(),
+    # medians 47.9 and 52.3
+    "06.transfer_abba_ratio": 47.9 / 52.3,
+    # 2^20 / 96 = 10,922.67 -> 10,923
+    "07.turn_grid_96": 10923,
+    # 3,000,000 / 384 = 7,812.5 -> 7,813
+    "07.transfer_grid_3m": 7813,
+    "08.turn_differing_66": _differing_66_from_the_recording(),
+    # ceil(50,000 / 396) = 127 tokens a slice; 50,000 / 127 = 393.7 -> 394 slices
+    "08.transfer_splits_50k": 394,
     # 264 blocks = 2 per SM of 8 warps: 16 of 64 warp slots = 25 % theoretical, achieved a little under
     "01.achieved_grid264": 25.0,
     # 128 threads x one float4 (16 B) x 4 loads unrolled per trip

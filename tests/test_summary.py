@@ -20,7 +20,7 @@ def figs(summary_figures):
 
 def test_one_object_keyed_by_section(figs):
     assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
-                         "browser", "presenter", "gpus", "architecture", "course", "tests"]
+                         "browser", "presenter", "gpus", "architecture", "course", "tests", "hands"]
 
 
 def test_the_tests_figures_as_issue_27_asks(figs):
@@ -78,7 +78,9 @@ def test_the_figures_the_issue_names(figs, key):
 LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): str,
          ("gpus", "calculator_archs_checked"): str,      # the lists issue 29 names,
          ("09", "resource_limits"): str,                 # and issue 37's,
-         ("reliability", "course_live_seconds_runs"): float}    # and issue 38's; every other figure is a scalar
+         ("reliability", "course_live_seconds_runs"): float,    # and issue 38's,
+         ("hands", "your_turn_sections"): str, ("hands", "lab_learner_written_steps"): int}   # and issue 39's;
+# every other figure is a scalar
 WORDS = {("reliability", "sandbox_source")}              # a scalar in words (which bwrap): issue 38
 
 

@@ -36,6 +36,7 @@ class Section:
     bad_inputs: tuple = ()                          # its bad inputs (launchlab.core.badinput.Case)
     graded: dict[str, str] = field(default_factory=dict)   # a graded lab: master, learner, report (paths)
     parts: tuple[str, ...] = ()                     # a long section's later notebooks: 02b_..., read after 02a_...
+    turn: object = None                             # its your-turn launch (launchlab.core.yourturn.Turn)
 
     @property
     def notebooks(self) -> tuple[str, ...]:

@@ -8,7 +8,9 @@ in CI and on a GPU machine. "architecture" is measured from the package's tree (
 (data/browser/report.json, kept in the repo), and so is "presenter": the section decks given in the browser
 (launchlab.faces.presenter) and the static decks opened offline. "tests" is how well the tests catch bugs, read from the mutation
 and coverage reports (launchlab.faces.testsuite). "gpus" is the machines: the green slices of the H200 measured
-and the architectures every kernel builds for (launchlab.faces.gpus).
+and the architectures every kernel builds for (launchlab.faces.gpus). "hands" is what the learner launches,
+fixes and answers with their own hands, counted from the notebooks, the recordings and the grading report
+(launchlab.faces.hands).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import math
 
 from launchlab import sections
 from launchlab.core import door, paths
-from launchlab.faces import architecture, gpus, reading, reliability, testsuite
+from launchlab.faces import architecture, gpus, hands, reading, reliability, testsuite
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
 
@@ -73,6 +75,7 @@ def _figures(data_dir=None) -> dict:
     out["architecture"] = architecture.headline()     # measured from the package's tree, not a recording
     out["course"] = reading.headline()                # measured from the committed notebooks
     out["tests"] = testsuite.headline()               # read from the tests' committed reports (issue 27)
+    out["hands"] = hands.headline(data_dir)           # the learner's own launches, fix and exercises (issue 39)
     return out
 
 

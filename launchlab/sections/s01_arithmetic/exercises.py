@@ -4,6 +4,8 @@ from __future__ import annotations
 from launchlab.core import loader, occupancy
 from launchlab.core.exercise import Exercise, register
 from launchlab.sections.s01_arithmetic import achieved
+from launchlab.sections.s01_arithmetic import turn
+from launchlab.core import transfer
 
 
 # ------------------------------------------------------------------ notebook 01
@@ -12,14 +14,20 @@ def _stream_occ():
     return occupancy.occupancy(256, regs, smem)
 
 
-register(Exercise(
-    "01.blocks_per_wave", "how many blocks of 256 threads make one full wave of stream_read<4, 4> on the H200",
-    lambda: _stream_occ().blocks_per_wave,
+def _stream_occ_on(gpu: str):
+    regs, smem = loader.resources("stream_read", "stream_read<4, 4>")
+    return occupancy.occupancy(256, regs, smem, gpu)
+
+
+transfer.mark(register(Exercise(
+    "01.blocks_per_wave", "how many blocks of 256 threads make one full wave of stream_read<4, 4> on an A100 "
+                          "(108 SMs)",
+    lambda: _stream_occ_on("A100").blocks_per_wave,
     lambda: (lambda o: f"stream_read<4, 4> uses {o.regs} registers per thread, so a block of 256 needs "
                        f"{o.regs_per_block:,} of an SM's 65,536: {o.limits['registers']} blocks by registers, "
-                       f"{o.limits['warps']} by warps (64 warps / 8 per block) -> {o.blocks_per_sm} per SM, x 132 "
-                       f"SMs = {o.blocks_per_wave} blocks. One more block starts a second wave.")(_stream_occ()),
-    shown_by=(r"\b1,?056 blocks per wave", r"8 blocks/SM \(64/64 warps")))
+                       f"{o.limits['warps']} by warps (the A100's 64 warps / 8 per block) -> {o.blocks_per_sm} per SM, "
+                       f"x 108 SMs = {o.blocks_per_wave} blocks. The per-SM limits are the H200's; only the SM "
+                       f"count moved the wave.")(_stream_occ_on("A100")))), "an A100: 108 SMs where the notebook shows the H200's 132")
 
 register(Exercise(
     "01.achieved_grid264", "predict the achieved occupancy (percent) of the streaming read at grid 264, block 256",
@@ -31,3 +39,36 @@ register(Exercise(
         d.case(achieved.stream_name(264))),
     abs_tol=5.0,
     recorded=lambda: (achieved.recorded(),)))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+def _work_occ(block: int, smem: int):
+    regs, static = loader.resources("waves", "fixed_work")
+    return occupancy.occupancy(block, regs, smem + static)
+
+
+register(Exercise(
+    "01.turn_second_wave", "the smallest grid of fixed_work at block 128 and 1 KiB of shared memory that takes a "
+                           "second wave on the H200",
+    lambda: _work_occ(128, 1024).blocks_per_wave + 1,
+    lambda: (lambda o: f"At 1 KiB shared memory no longer binds ({o.limits['shared memory']} blocks would fit); "
+                       f"64 warps / 4 per block allow {o.limits['warps']}, registers {o.limits['registers']}: "
+                       f"{o.blocks_per_sm} blocks per SM x 132 SMs = {o.blocks_per_wave} make one wave, and block "
+                       f"{o.blocks_per_wave + 1} waits for a second. With 64 warps on an SM the FMA chains compete "
+                       f"for issue slots, so the time climbs before the wave ends: the step is smaller than at "
+                       f"100 KiB, where each SM runs 4 warps.")(_work_occ(128, 1024))))
+
+
+transfer.mark(register(Exercise(
+    "01.transfer_l4_second_wave", "on an L4 (58 SMs, 100 KiB of shared memory per SM), the smallest grid of "
+                                  "fixed_work at block 64 and 48 KiB of shared memory that takes a second wave",
+    lambda: occupancy.occupancy(64, *_fw(), "L4").blocks_per_wave + 1,
+    lambda: (lambda o: f"On the L4 a block's 48 KiB + 1 KiB reserved fit {o.limits['shared memory']} times in its "
+                       f"102,400 B per SM (the H200 fits 4), so {o.blocks_per_sm} blocks per SM x 58 SMs = "
+                       f"{o.blocks_per_wave}: block {o.blocks_per_wave + 1} starts the second wave.")(
+        occupancy.occupancy(64, *_fw(), "L4")))), "an L4: 58 SMs and 100 KiB of shared memory per SM")
+
+
+def _fw():
+    regs, static = loader.resources("waves", "fixed_work")
+    return regs, 48 * 1024 + static

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from launchlab.core.exercise import Exercise, register
 from launchlab.sections.s02_width import accuracy, rmsnorm
+from launchlab.sections.s02_width import turn
+from launchlab.kernels import rms_norm as rms_kernel
+from launchlab.core import transfer
 
 
 # ------------------------------------------------------------------ notebook 02
@@ -49,3 +52,37 @@ register(Exercise(
     abs_tol=0.0,
     recorded=lambda: (accuracy.recorded(),),
     shown_by=('wide(ned)? apply\\s+2,048\\s+\\d',)))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+PLATEAU = 1.05
+
+
+def _one_row():
+    rec = turn.recorded()
+    return sorted((p.shape.threads, p.timing.median) for p in rec.points if p.shape.blocks == 1)
+
+
+def _plateau_block() -> int:
+    times = _one_row()
+    best = min(t for _, t in times)
+    return min(b for b, t in times if t <= PLATEAU * best)
+
+
+register(Exercise(
+    "02.turn_plateau_block", "the smallest block of the widened norm, at one row of 7,168, whose time is within 5 % "
+                             "of the fastest block's on the H200",
+    _plateau_block,
+    lambda: (lambda b, times: f"The H200's times at one row: fastest {min(t for _, t in times):.2f} µs; block {b} is "
+                              f"the first within 5 % of it ({dict(times)[b]:.2f} µs). 7,168 floats are 1,792 float4 "
+                              f"loads: past a few hundred threads each thread has only a handful left, and the "
+                              f"launch's fixed cost dominates.")(_plateau_block(), _one_row()),
+    abs_tol=32))
+
+
+transfer.mark(register(Exercise(
+    "02.transfer_block_2720", "the block the widened norm plans for a row of 2,720 floats (16-byte aligned)",
+    lambda: rms_kernel.plan(2720, True, wide=True, reduce="narrow").block,
+    lambda: "2,720 floats are 680 float4 loads; the plan gives one thread per float4, rounded up to whole warps "
+            "(680 / 32 = 21.25 -> 22 warps) and kept between 128 and 1,024: 704 threads, 24 of them with nothing "
+            "to load.")), "a row of 2,720: a width the notebooks never launch")

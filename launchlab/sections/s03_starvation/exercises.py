@@ -6,6 +6,9 @@ from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import kda_decode
 from launchlab.sections.s01_arithmetic import bandwidth
 from launchlab.sections.s03_starvation import kda
+from launchlab.sections.s03_starvation import turn
+from launchlab.core import hardware as hw
+from launchlab.core import transfer
 
 # ------------------------------------------------------------------ notebook 03
 register(Exercise(
@@ -45,3 +48,28 @@ register(Exercise(
         d.rung("walk", kda_decode.BV_TILED, "store").cold.median),
     rel_tol=0.2,
     recorded=lambda: (kda.recorded(),)))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+def _t12(block: int) -> float:
+    s, _, _ = turn.TURN.check((kda_decode.V // (block // 32 * kda_decode.COLS_PER_WARP), 12), block)
+    return turn.recorded().at(s).timing.median
+
+
+register(Exercise(
+    "03.turn_tiles_speedup", "at 12 heads, the H200's cold time of the tuned step at block 1,024 (grid (1, 12)) "
+                             "divided by its time at block 256 (grid (4, 12))",
+    lambda: _t12(1024) / _t12(256),
+    lambda: f"Recorded cold on the H200: {_t12(1024):.2f} µs with 12 blocks, {_t12(256):.2f} µs with 48: "
+            f"{_t12(1024) / _t12(256):.2f}x for the same bytes. A block of 256 covers 32 value columns "
+            f"(8 warps x 4), so four tiles cover a head's 128.",
+    rel_tol=0.05))
+
+
+transfer.mark(register(Exercise(
+    "03.transfer_l4_share", "main's KDA step at tp = 8 (12 blocks) on an L4: the share of its SMs with work, in percent",
+    lambda: 100 * 12 / hw.spec("L4").sm_count,
+    lambda: "12 blocks on 58 SMs: 12 / 58 = 20.7 % of the L4's SMs have work. The same launch is 9.1 % of the "
+            "H200: a smaller GPU starves less at the same grid, which is why a geometry is judged against the SM "
+            "count of the machine it runs on.",
+    abs_tol=0.1)), "an L4: 58 SMs")

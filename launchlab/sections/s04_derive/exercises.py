@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import splits
+from launchlab.sections.s04_derive import turn
+from launchlab.core import transfer
 
 # ------------------------------------------------------------------ §4 derive the constant
 register(Exercise(
@@ -21,3 +23,29 @@ register(Exercise(
                        f"enough -- two tiles, a slice of {s.slice_tokens} -- so ceil(20,000 / {s.slice_tokens}) = "
                        f"{s.splits} splits: {s.grid} blocks, {s.share_of_target:.0%} of the target. Whole tiles "
                        f"cost grid at short contexts.")(splits.split(20_000, 16, 1))))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+def _median_at(splits_: int) -> float:
+    s, _, _ = turn.TURN.check((splits_, 1, 1), 128)
+    return turn.recorded().at(s).timing.median
+
+
+register(Exercise(
+    "04.turn_speedup_264", "the H200's time of the MLA decode at 128 splits divided by its time at 264 splits "
+                           "(cold, 16 heads, 131,072 tokens)",
+    lambda: _median_at(128) / _median_at(264),
+    lambda: f"Recorded cold on the H200: {_median_at(128):.1f} µs at 128 splits, {_median_at(264):.1f} µs at 264, a "
+            f"ratio of {_median_at(128) / _median_at(264):.2f}. 128 blocks leave 4 SMs idle and one block per SM; "
+            f"264 give every SM two, which is what this kernel's residency allows, so each SM keeps two blocks' "
+            f"loads in flight.",
+    rel_tol=0.05))
+
+
+transfer.mark(register(Exercise(
+    "04.transfer_a100_splits", "the derived split count for one request of 16 heads over 131,072 tokens on an A100 "
+                               "(108 SMs)",
+    lambda: splits.split(131_072, 16, 1, "derived", "A100").splits,
+    lambda: (lambda sp: f"The derivation names its target in blocks per SM and multiplies by the SM count: on the "
+                        f"A100 {sp.describe()}. The pinned constant would launch the same count on every GPU.")(
+        splits.split(131_072, 16, 1, "derived", "A100")))), "an A100: 108 SMs")

@@ -7,6 +7,8 @@ from launchlab.kernels import kda_decode
 from launchlab.sections.s03_starvation import kda
 from launchlab.sections.s05_sharding import audit
 from launchlab.sections.s06_one_binary import onebinary
+from launchlab.sections.s05_sharding import turn
+from launchlab.core import transfer
 
 # ------------------------------------------------------------------ notebook 05
 register(Exercise(
@@ -53,3 +55,28 @@ register(Exercise(
         sorted(_flagged(d), key=lambda r: -r.us_per_token)),
     kind="choice", choices=("kda.step", "kda.prep", "mla.rope_pack", "kda.o_bf16"),
     recorded=_recorded_step, shown_by=(r"kda\.step\s+12\s+12\s",)))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+def _tp8(block: int) -> float:
+    s, _, _ = turn.TURN.check((kda_decode.V // (block // 32 * kda_decode.COLS_PER_WARP), 12), block)
+    return turn.TURN.recorded().at(s).timing.median
+
+
+register(Exercise(
+    "05.turn_tp8_speedup", "at tp = 8 (12 KDA heads), the H200's cold time of the step at block 1,024 divided by "
+                           "its time at block 64",
+    lambda: _tp8(1024) / _tp8(64),
+    lambda: f"Recorded cold on the H200: {_tp8(1024):.1f} µs with 12 blocks of 1,024 (12 SMs of 132 at work), "
+            f"{_tp8(64):.1f} µs with 192 blocks of 64: {_tp8(1024) / _tp8(64):.1f}x. The bytes are the same; only "
+            f"how many SMs pull them changed.",
+    rel_tol=0.05))
+
+
+transfer.mark(register(Exercise(
+    "05.transfer_slice16_share", "main's KDA step (grid = n_head) at tp = 16 of the 96 heads, on a 16-SM slice: the "
+                                 "share of the slice's SMs with work, in percent",
+    lambda: 100 * min(96 // 16, 16) / 16,
+    lambda: "96 heads over 16 ranks leave 6 per rank, so main's grid is 6 blocks; on 16 SMs that is 6 / 16 = "
+            "37.5 %. Sharding divides the grid; a slice divides the machine: the verdict is the ratio of the two.",
+    abs_tol=0.1)), "tp = 16 on a 16-SM slice")

@@ -4,6 +4,10 @@ from __future__ import annotations
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import splits
 from launchlab.sections.s06_one_binary import onebinary
+from launchlab.sections.s06_one_binary import turn
+from launchlab.core.yourturn import shape
+import statistics
+from launchlab.core import transfer
 
 
 # ------------------------------------------------------------------ §6 one binary, two arms
@@ -34,3 +38,29 @@ register(Exercise(
     kind="choice", choices=("yes", "no"),
     recorded=lambda: (onebinary.recorded(),),
     shown_by=(r"ctx\s+2,048:\s+grid", r"changes no launch the bench")))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+def _abba_512():
+    return turn.recorded().at(shape(1, 512)).abba
+
+
+register(Exercise(
+    "06.turn_ratio_512", "B/A of the RMS norm's ABBA at a block of 512 (B the widened arm, A the original 128 "
+                         "threads) on the H200",
+    lambda: _abba_512().ratio(),
+    lambda: (lambda ab: f"The H200's ABBA at 512: A {ab.medians('A')} µs, B {ab.medians('B')} µs (per rep, in the "
+                        f"order they ran {''.join(ab.order)}): median B / median A = {ab.ratio():.3f}.")(_abba_512()),
+    abs_tol=0.03))
+
+
+TRANSFER_A, TRANSFER_B = (52.5, 52.1, 52.3), (47.6, 48.1, 47.9)
+
+
+transfer.mark(register(Exercise(
+    "06.transfer_abba_ratio", "an ABBA of three pairs on another GPU gave arm A reps of 52.5, 52.1, 52.3 µs and arm B "
+                              "47.6, 48.1, 47.9 µs: B/A from the arms' medians",
+    lambda: statistics.median(TRANSFER_B) / statistics.median(TRANSFER_A),
+    lambda: "The medians are 52.3 µs (A) and 47.9 µs (B): B/A = 0.916, B about 8 % faster. Every B rep is "
+            "below every A rep, and the reps of an arm agree to within 0.5 µs, so the gap is not noise.",
+    rel_tol=0.002)), "a measurement the course did not make")

@@ -4,6 +4,8 @@ from __future__ import annotations
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import splits
 from launchlab.sections.s07_bit_identity import fmatrap, identity
+from launchlab.sections.s07_bit_identity import turn
+from launchlab.core import transfer
 
 
 # ------------------------------------------------------------------ §7 proving bit-identity as bytes
@@ -39,3 +41,20 @@ register(Exercise(
     kind="choice", choices=("tmp", "inline", "rn"),
     shown_by=(r"\(the default\)\s+rn\s+0\s+1\s+1", r"__fmul_rn\(a, b\) \+ c` compiles to FMUL \+ FADD",
               r"one-token fix")))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+register(Exercise(
+    "07.turn_grid_96", "the smallest grid that gives each of fma_tmp's 2^20 elements a thread at block 96",
+    lambda: -(-turn.N // 96),
+    lambda: f"{turn.N:,} / 96 = {turn.N / 96:,.2f}, so {-(-turn.N // 96):,} blocks; the last one has "
+            f"{-(-turn.N // 96) * 96 - turn.N} threads past the end, which the kernel's `if (i < n)` sends home. "
+            f"Every covering grid writes the same bytes: each element's arithmetic does not depend on which "
+            f"block or thread does it."))
+
+
+transfer.mark(register(Exercise(
+    "07.transfer_grid_3m", "the smallest grid that gives each of 3,000,000 elements a thread of fma_tmp at block 384",
+    lambda: -(-3_000_000 // 384),
+    lambda: "3,000,000 / 384 = 7,812.5, so 7,813 blocks: the last one has 192 threads past the end, which the "
+            "bounds check returns. Any larger grid writes the same bytes.")), "3,000,000 elements at block 384")

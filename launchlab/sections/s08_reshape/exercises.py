@@ -4,6 +4,8 @@ from __future__ import annotations
 from launchlab.core.exercise import Exercise, register
 from launchlab.kernels import splits
 from launchlab.sections.s08_reshape import reassociation
+from launchlab.sections.s04_derive import turn as mla_turn
+from launchlab.core import transfer
 
 # ------------------------------------------------------------------ §8 when a reshape is not free
 register(Exercise(
@@ -28,3 +30,28 @@ register(Exercise(
     kind="choice", choices=("derived", "fixed slice"),
     recorded=lambda: (reassociation.recorded(),),
     shown_by=(r"(identical bytes for|outputs of) request 0", r"so request 0 gets\s+different bits")))
+
+
+# ------------------------------------------------------------------ the your-turn launch (turn.py)
+def _differing(splits_: int) -> int:
+    s, _, _ = mla_turn.TURN.check((splits_, 1, 1), 128)
+    return mla_turn.recorded().at(s).compare.differing
+
+
+register(Exercise(
+    "08.turn_differing_66", "how many of the 8,192 outputs of the MLA decode at 66 splits differ in their bytes "
+                            "from the decode at 256 splits, on the H200",
+    lambda: _differing(66),
+    lambda: f"cmp on the H200: {_differing(66):,} of 8,192 values differ at 66 splits ({_differing(128):,} at 128, "
+            f"{_differing(1024):,} at 1,024). Each split count adds the same terms in a different grouping, and "
+            f"float addition is not associative: a handful of values land on the same float by chance, the rest "
+            f"move by an ulp or more."))
+
+
+transfer.mark(register(Exercise(
+    "08.transfer_splits_50k", "the splits the planner makes when 396 are asked for a 50,000-token context",
+    lambda: splits.forced(50_000, 16, 1, splits=396).splits,
+    lambda: (lambda sp: f"slice = ceil(50,000 / 396) = {sp.slice_tokens} tokens, and ceil(50,000 / "
+                        f"{sp.slice_tokens}) = {sp.splits} slices: asking for a count is asking for a slice size, "
+                        f"and the count follows from it -- one more reason two batch sizes can end up summing in "
+                        f"different groupings.")(splits.forced(50_000, 16, 1, splits=396)))), "a 50,000-token context")
