@@ -34,7 +34,35 @@ FIXTURES = {
         'evidence = "cmp"  # SOLUTION', 'evidence = "tolerance"   # the 1e-6 test passed', {"q7": 1}),
     "raises_in_step_5": (
         "# BEGIN SOLUTION\naxes = {", 'raise RuntimeError("unfinished")\n# BEGIN SOLUTION\naxes = {', {"q5": 2}),
+    # steps 6-7, the learner's own fix: each way of getting it wrong, caught by the grader's re-run
+    "plan_misses_elements": (
+        "grid = -(-n // (block * ept))  # SOLUTION",
+        "grid = n // (block * ept)          # whole blocks: exact at 7,168", {"q6": 1}),
+    "plan_writes_out_of_bounds": (
+        "ept = 1  # SOLUTION", "ept = 2                             # two elements a thread, whatever n", {"q6": 1}),
+    "bytes_move_claimed_identical": (
+        'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1"}, "B": {"LAUNCHLAB_LAB_ADD": "0"}}  # SOLUTION',
+        'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1", "LAUNCHLAB_MLA_FLOOR": "derived"},   # and the split, while at it\n'
+        '        "B": {"LAUNCHLAB_LAB_ADD": "0"}}', {"q7": 1}),
+    "gate_does_not_switch": (
+        'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1"}, "B": {"LAUNCHLAB_LAB_ADD": "0"}}  # SOLUTION',
+        'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1"}, "B": {"LAUNCHLAB_LAB_ADD": "1"}}   # copied A\'s line', {"q6": 1}),
+    "abba_not_interleaved": (
+        'sequence = "ABBAAB"  # SOLUTION', 'sequence = "AAABBB"                 # all of A, then all of B', {"q6": 1}),
+    "hang_on_the_gpu": (
+        "fix.use(plan)\nprint(fix.describe(plan))",
+        "fix.use(plan)\nprint(fix.describe(plan))\n"
+        "import cupy as cp                   # a last check of my own, on the GPU\n"
+        "cp.RawKernel(r'extern \"C\" __global__ void spin() { long long t = clock64(); '\n"
+        "             r'while (clock64() - t < 120000000000LL) {} }', 'spin')((1,), (1,), ())\n"
+        "cp.cuda.Device().synchronize()", {}),
 }
+# What each fixture loses where the grader re-runs it on a GPU (`grade --gpu`): the same, but for the cell that
+# spins the GPU, which a machine without one never reaches (its import or its launch raises) -- on the GPU the
+# re-run is stopped at its limit and the GPU's part of step 6 scores 0.
+GPU_FIXTURES = {"right": {}, "plan_misses_elements": {"q6": 1}, "plan_writes_out_of_bounds": {"q6": 1},
+                "bytes_move_claimed_identical": {"q7": 1}, "gate_does_not_switch": {"q6": 1},
+                "abba_not_interleaved": {"q6": 1}, "hang_on_the_gpu": {"q6": 2}}
 
 
 # ------------------------------------------------------------------ submissions that try to cheat, and hard cases
@@ -42,7 +70,7 @@ FIXTURES = {
 # ("first": right after the banner cell, "last": after every answer, "meta": no code, otter's metadata dropped;
 # "hang": prepended to step 5's cell), the code, and the total it deserves out of 20. The first six cheat: none
 # knows an answer, so anything above 0 is the grader fooled (summary --json: 09.cheat_max_score_pct).
-_NAMES = ("table", "flagged", "ranking", "offender", "floor_us", "measured_us", "ratio", "spread_pct", "diagnosis",
+_NAMES = ("table", "flagged", "ranking_by_occupancy", "ranking", "offender", "moved_up", "why_order_changes", "floor_us", "measured_us", "ratio", "spread_pct", "diagnosis",
           "ruled_out", "axes", "offender_fails", "reps_main", "reps_fix", "gain_ms", "spread_ms", "verdict", "claim",
           "evidence", "depths", "head_sites", "fine_site", "largest_measured", "why_differ")
 
@@ -122,7 +150,7 @@ CHEATS = {
         "        pass\n"), 0),
     "hang_in_step_5": ("master", "hang", "import time\nwhile True:\n    time.sleep(1)\n", 18),
     "no_otter_metadata": ("master", "meta", "", 20),
-    "pasted_values": ("blank", "paste", "", 20),
+    "pasted_values": ("blank", "paste", "", 16),      # steps 6-7 are code the grader re-runs: typed values are not
 }
 
 
@@ -148,7 +176,9 @@ def pasted_answers(ref: dict) -> str:
     d = ref["diagnoses"][offender]
     table = [{k: r[k] for k in ("kernel", "grid", "block", "calls", "ms_per_token", "occupancy", "wave_fill")}
              for r in ref["table"]]
-    values = {"table": table, "flagged": ref["flagged"], "ranking": ref["ranking"], "offender": offender,
+    values = {"table": table, "flagged": ref["flagged"], "ranking_by_occupancy": ref["ranking_by_occupancy"],
+              "ranking": ref["ranking"], "offender": offender, "moved_up": ref["moved_up"],
+              "why_order_changes": "several blocks per SM",
               "floor_us": d["floor_us"], "measured_us": d["measured_us"], "ratio": d["ratio"],
               "spread_pct": d["spread_pct"], "diagnosis": "starvation", "ruled_out": ["contention", "arithmetic"],
               "axes": ref["axes"], "offender_fails": "no_cross_block_reduction", "reps_main": ref["reps_main"],

@@ -68,6 +68,33 @@ def ranking(rows: list[dict]) -> list[dict]:
     return sorted((r for r in rows if r.get("wave_fill") is not None), key=lambda r: -recoverable_ms(r))
 
 
+def ranking_by_occupancy(rows: list[dict]) -> list[dict]:
+    """Step 3 as the lecture ranks: time x (1 - blocks / SMs), the course's launches only."""
+    return sorted((r for r in rows if r.get("occupancy") is not None),
+                  key=lambda r: -r["ms_per_token"] * (1 - r["occupancy"]))
+
+
+def moved_up(by_occupancy: list[dict], by_wave_fill: list[dict]) -> str:
+    """The key that climbs the most places from the lecture's order to the wave-fill order (first on ties)."""
+    first = [key(r) for r in by_occupancy]
+    second = [key(r) for r in by_wave_fill]
+    return max(second, key=lambda k: first.index(k) - second.index(k))
+
+
+def gain_and_spread(main: list[float], fix: list[float]) -> tuple[float, float]:
+    """Step 6: (median of main's reps - median of the fix's, the wider arm's max - min)."""
+    import statistics
+    return (statistics.median(main) - statistics.median(fix),
+            max(max(main) - min(main), max(fix) - min(fix)))
+
+
+def verdict(gain: float, spread: float) -> str:
+    """Step 6: 'faster' / 'slower' only when the gap exceeds the spread; otherwise 'no measurable difference'."""
+    if abs(gain) <= spread:
+        return "no measurable difference"
+    return "faster" if gain > 0 else "slower"
+
+
 # Step 9: which ABBA of the lab's recording measures each ranked kernel's fix (notebook 06 measured the same)
 FIX_OF = {"rms_norm:rms_norm_f32": "RMS_WIDE", "mla_decode:mla_split": "MLA_FLOOR", "kda_decode:kda_walk<0>": "KDA_VT"}
 

@@ -18,7 +18,7 @@ REL = 1e-3
 ANSWERS = {
     "q1": ("table",),
     "q2": ("table", "flagged"),
-    "q3": ("ranking", "offender"),
+    "q3": ("ranking_by_occupancy", "ranking", "offender", "moved_up", "why_order_changes"),
     "q4": ("offender", "floor_us", "measured_us", "ratio", "spread_pct", "diagnosis", "ruled_out"),
     "q5": ("axes", "offender_fails"),
     "q6": ("reps_main", "reps_fix", "gain_ms", "spread_ms", "verdict"),
@@ -28,6 +28,8 @@ ANSWERS = {
 }
 POINTS = {"q1": 2, "q2": 2, "q3": 2, "q4": 3, "q5": 2, "q6": 3, "q7": 2, "q8": 2, "q9": 2}
 PROPERTIES = ("no_cross_block_reduction", "no_duplicated_reads", "layout_unchanged")
+RERUN = "__rerun__"           # the grader's re-run of steps 6-7 (launchlab.faces.rerun): never a learner's name
+RERUN_OF = ("q6", "q7")
 ANSWER_CHARS = 65536          # an answer longer than this as JSON is not read (the table is about 6,000)
 SITE_CHARS = 300              # a site longer than this is not a site
 MAX_SITES = 64
@@ -46,7 +48,6 @@ def references() -> dict:
     data = tools.recorded()
     rows = lab.with_fill(lab.table(data.step), data.step)
     ranked = lab.ranking(rows)
-    run = data.fix("RMS_WIDE")
     diagnoses = {}                      # every rankable row the byte count covers: step 4 follows the learner's
     for r in ranked:                    # own offender, so a wrong step 3 is not charged twice
         try:
@@ -65,12 +66,41 @@ def references() -> dict:
         "diagnoses": diagnoses,
         "axes": {name: {p: v[p] for p in PROPERTIES} for name, v in lab.AXES.items()},
         "axes_why": {name: v["why"] for name, v in lab.AXES.items()},
-        "reps_main": run.ms("B"), "reps_fix": run.ms("A"), "gain_ms": run.main_ms - run.fixed_ms,
-        "spread_ms": run.spread_ms, "verdict": lab.abba_verdict(run),
-        "identical_depths": sorted(c.ctx for c in data.cmp if c.fix == "RMS_WIDE" and c.identical),
+        "ranking_by_occupancy": [tools.key(r) for r in lab.ranking_by_occupancy(rows)],
+        "moved_up": lab.moved_up(lab.ranking_by_occupancy(rows), ranked),
+        **fix_references(),
         "head_sites": sorted({s for s, hit in tools.sharded_sites("head") if hit}),
         "gains": {g: data.fix(g).main_ms - data.fix(g).fixed_ms for g in lab.FIX_OF.values()},
     }
+
+
+def config_key(plan, extra) -> str:
+    """An arm as the recording and the re-run name it: its plan (None: main's launch) and its other gates."""
+    import json
+    return json.dumps([plan, sorted([list(e) for e in extra])])
+
+
+def fix_references() -> dict:
+    """Steps 6-7 from the recording `lab_fix`: every recorded arm's reps (A: the arm, B: main in its ABBA) and
+    its cmp against main at each depth; the reference plan's reps and verdict."""
+    from launchlab.sections.s09_lab import fix
+    d = fix.recorded()
+    runs = {config_key(r.plan, r.extra): {"A": r.arm("A"), "B": r.arm("B")} for r in d.runs}
+    cmps: dict = {}
+    for c in d.cmps:
+        cmps.setdefault(config_key(c.plan, c.extra), {})[str(c.depth)] = c.identical
+    ref_key = config_key(list(vars(fix.REFERENCE).values()), [])
+    a, b = runs[ref_key]["A"], runs[ref_key]["B"]
+    lab = reference_module()
+    gain, spread = lab.gain_and_spread(b, a)
+    return {"fix_runs": runs, "fix_cmps": cmps, "fix_same": {str(c.depth): c.identical for c in d.same},
+            "fix_reference": ref_key, "fix_depths": sorted({c.depth for c in d.cmps}),
+            "reps_main": b, "reps_fix": a, "gain_ms": gain, "spread_ms": spread, "verdict": lab.verdict(gain, spread),
+            "identical_depths": sorted(int(k) for k, v in cmps[ref_key].items() if v),
+            "target_blocks": TARGET_BLOCKS}
+
+
+TARGET_BLOCKS = 66            # step 6: off step 2's list at 7,168 (blocks / SMs >= 50 % of 132)
 
 
 def _number(x) -> bool:
@@ -128,13 +158,17 @@ def q2(a: dict, ref: dict) -> list:
 
 
 def q3(a: dict, ref: dict) -> list:
-    ranking, offender = a["ranking"], a["offender"]
-    form = isinstance(ranking, list) and ranking and all(isinstance(k, str) for k in ranking)
-    known = bool(form) and set(ranking) <= set(ref["ranking"])          # keys of the step's own rows, none made up
-    return [(1, known and offender == ranking[0], "ranking: keys from lab.key(row); the offender is its top"),
-            (1, bool(form) and ranking[:3] == ref["ranking"][:3] and offender == ref["ranking"][0]
+    occ, ranking, offender = a["ranking_by_occupancy"], a["ranking"], a["offender"]
+    form = all(isinstance(x, list) and x and all(isinstance(k, str) for k in x) for x in (occ, ranking))
+    known = bool(form) and set(ranking) <= set(ref["ranking"]) and set(occ) <= set(ref["ranking"])
+    return [(1, known and occ[:3] == ref["ranking_by_occupancy"][:3] and ranking[:3] == ref["ranking"][:3]
+             and offender == ranking[0] == ref["ranking"][0],
+             "ranking_by_occupancy: by ms x (1 - occupancy), ranking: by ms x (1 - wave_fill), cuBLAS left out, keys "
+             "from lab.key(row); the offender is the top of the second"),
+            (1, known and a["moved_up"] == ref["moved_up"] and a["why_order_changes"] == "several blocks per SM"
              and ref["fine_kernel"] not in str(offender),
-             "ranking: by ms x (1 - wave_fill), cuBLAS left out; the kernel that is fine is flagged, not the offender")]
+             "moved_up and why_order_changes: which launch does wave fill lift, and what does blocks / SMs not see "
+             "about it? (and the kernel that is fine is flagged, not the offender)")]
 
 
 def q4(a: dict, ref: dict) -> list:
@@ -165,28 +199,164 @@ def q5(a: dict, ref: dict) -> list:
              "offender_fails: which property does splitting a norm's row across blocks break?")]
 
 
+def _widths_message(r: dict) -> str | None:
+    """Why the plan fails, at the first width where it does (in the learner's own terms), or None."""
+    for n, w in (r.get("widths") or {}).items():
+        if w.get("plan") is None:
+            return f"at n = {int(n):,} your plan gave no (grid, block, ept): {w.get('error')}"
+        if w.get("missed"):
+            return f"at n = {int(n):,} your plan {w['plan']} leaves {w['missed']:,} elements unadded"
+        if w.get("past_end"):
+            return f"at n = {int(n):,} your plan {w['plan']} writes {w['past_end']} elements past the end of h"
+        if w.get("error"):
+            return f"at n = {int(n):,}: {w['error']}"
+    g = r.get("gpu") or {}
+    for n, c in (g.get("counted") or {}).items():
+        if c.get("error") or c.get("missed") or c.get("past_end") or c.get("wrong"):
+            return f"launched on the GPU at n = {int(n):,} between guard words: {c}"
+    return None
+
+
+def _gpu_down(r: dict) -> str | None:
+    g = r.get("gpu")
+    if g is None:
+        return None
+    if g.get("status") != "ok":
+        return f"the re-run of your step 6 on the GPU did not finish ({g.get('status')})"
+    if not g.get("counted"):
+        return "the re-run of your step 6 on the GPU gave no plan to launch"
+    return None
+
+
+def _interleaved(order) -> bool:
+    """Three pairs, each of one A and one B, the first arm of each pair alternating (ABBAAB or BAABBA)."""
+    return order in ("ABBAAB", "BAABBA")
+
+
+def _arm_key(arm: dict) -> str:
+    return config_key(arm.get("plan"), arm.get("extra") or [])
+
+
+MAIN = config_key(None, [])
+
+
+def _replayed(r: dict, ref: dict) -> dict | None:
+    """What replay serves each arm for the learner's order (launchlab.sections.s09_lab.fix: an arm's recorded reps
+    in turn, main's from the ABBA of the learner's plan), or None when an arm was not recorded."""
+    arms, order = r.get("arms") or {}, r.get("order")
+    if not isinstance(order, str) or not order or any(arms.get(x, {}).get("error") for x in ("A", "B")):
+        return None
+    mine = config_key(r["widths"][str(7168)]["plan"], []) if r.get("widths", {}).get("7168", {}).get("plan") else None
+    served: dict = {}
+    out: dict = {"A": [], "B": []}
+    for name in order:
+        if name not in arms:                      # judged() names only A and B
+            return None
+        k = _arm_key(arms[name])
+        if k == MAIN:
+            run = ref["fix_runs"].get(mine)
+            reps = (run or ref["fix_runs"][ref["fix_reference"]])["B"]
+        elif k in ref["fix_runs"]:
+            reps = ref["fix_runs"][k]["A"]
+        else:
+            return None
+        i = served.get(k, 0)
+        served[k] = i + 1
+        out[name].append(reps[i % len(reps)])
+    return out
+
+
+def _verdict(gain: float, spread: float) -> str:
+    """Step 6's rule: faster or slower only when the gap is wider than the spread."""
+    return "faster" if gain > spread else "slower" if -gain > spread else "no measurable difference"
+
+
+def _measured_verdict(r: dict) -> tuple[str, bool] | None:
+    """The grader's own ABBA on the GPU: (its verdict, whether the gap is decisive -- beyond three times the
+    wider of the reps' range and the control's gap, the noise a fresh capture of main's own shape shows)."""
+    import statistics
+    g = r.get("gpu") or {}
+    ab = g.get("abba")
+    if not ab:
+        return None
+    arm: dict = {"A": [], "B": []}
+    for o, m in zip(ab["order"], ab["ms"]):
+        arm[o].append(m)
+    gain = statistics.median(arm["B"]) - statistics.median(arm["A"])
+    spread = max(max(x) - min(x) for x in arm.values())
+    noise = max(spread, abs(g.get("control_ms") or 0.0))
+    return _verdict(gain, spread), abs(gain) > 3 * noise
+
+
 def q6(a: dict, ref: dict) -> list:
-    def reps(x, want):                  # every rep a number (None, a bool or a string is not dropped: it fails)
-        return (isinstance(x, list) and len(x) == len(want) and all(_number(y) for y in x)
-                and all(close(u, v) for u, v in zip(sorted(x), sorted(want))))
-    return [(1, reps(a["reps_main"], ref["reps_main"]) and reps(a["reps_fix"], ref["reps_fix"])
-             and a["verdict"] in ("faster", "slower", "no measurable difference"),
-             "reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict"),
-            (1, close(a["gain_ms"], ref["gain_ms"], 0.01),
-             "gain_ms: the median of main's reps minus the median of the fix's"),
-            (1, close(a["spread_ms"], ref["spread_ms"], 0.01) and a["verdict"] == ref["verdict"],
-             "spread_ms and verdict: faster only when the gap is wider than the wider arm's range")]
+    import statistics
+    r = a.get("rerun") or {}
+    down = _gpu_down(r)
+    why = _widths_message(r) if r.get("widths") else (r.get("status") or "your step 6 could not be re-run")
+    blocks = r.get("blocks_at_n")
+    target = isinstance(blocks, int) and blocks >= ref["target_blocks"]
+    p1 = (1, not down and why is None and target,
+          down or why or f"at n = 7,168 your plan launches {blocks} blocks: still under step 2's 50 % line "
+                         f"({ref['target_blocks']} of the 132 SMs)")
+    arms = r.get("arms") or {}
+    A, B = arms.get("A") or {}, arms.get("B") or {}
+    switches = (not A.get("error") and not B.get("error") and A.get("plan") is not None and B.get("plan") is None)
+    order = r.get("order")
+    p2 = (1, switches and _interleaved(order),
+          ("arms: A must launch your plan (LAUNCHLAB_LAB_ADD=1) and B main's (0)" if not switches else
+           f"the ABBA your cells ran went {order!r}: three pairs, one of each arm per pair, the first arm of "
+           f"each pair alternating"))
+    want = _replayed(r, ref)
+
+    def reps(x, w):
+        return (isinstance(x, list) and len(x) == len(w) and all(_number(y) for y in x)
+                and all(close(u, v) for u, v in zip(sorted(x), sorted(w))))
+    ok = (want is not None and bool(want["A"]) and bool(want["B"]) and reps(a["reps_main"], want["B"])
+          and reps(a["reps_fix"], want["A"]))
+    if ok:
+        gain = statistics.median(want["B"]) - statistics.median(want["A"])
+        spread = max(max(want["A"]) - min(want["A"]), max(want["B"]) - min(want["B"]))
+        ok = (close(a["gain_ms"], gain, 0.01) and close(a["spread_ms"], spread, 0.01)
+              and a["verdict"] == _verdict(gain, spread))
+    msg = ("reps_main and reps_fix: each arm's per-rep ms/token as your cells measured them; gain_ms: the median of "
+           "main's minus the median of yours; spread_ms: the wider arm's range; verdict: faster or slower only when "
+           "the gap is wider than the spread")
+    m = _measured_verdict(r)
+    if ok and m is not None and m[1] and a["verdict"] != m[0]:
+        ok, msg = False, f"the grader's own ABBA of your two arms on the GPU measured {m[0]!r}, decisively"
+    if down:
+        ok, msg = False, down
+    return [p1, p2, (1, ok, msg)]
+
+
+def _truth(r: dict, ref: dict) -> bool | None:
+    """Whether the learner's two arms are byte-identical at every depth: the grader's own cmp on the GPU where
+    it ran, else the recording's."""
+    g = r.get("gpu") or {}
+    if g.get("cmp"):
+        return all(v["identical"] for v in g["cmp"].values())
+    arms = r.get("arms") or {}
+    if any((arms.get(x) or {}).get("error") or not arms.get(x) for x in "AB"):
+        return None
+    ka, kb = _arm_key(arms["A"]), _arm_key(arms["B"])
+    if ka == kb:
+        return all(ref["fix_same"].values())
+    other = kb if ka == MAIN else ka if kb == MAIN else None
+    got = ref["fix_cmps"].get(other)
+    return None if not got else all(got.values())
 
 
 def q7(a: dict, ref: dict) -> list:
     depths = a["depths"]
-    form = a["claim"] in ("bit-identical", "not bit-identical") and a["evidence"] in ("cmp", "tolerance")
+    form = a["claim"] in ("bit-identical", "not bit-identical") and a["evidence"] == "cmp"
     known = (isinstance(depths, list) and all(type(d) is int for d in depths) and len(set(depths)) >= 2
-             and set(depths) <= set(ref["identical_depths"]))
-    return [(1, form and known, "depths: more than one depth, each one where the bytes matched (claim and evidence "
-                                "in the forms the step asks for)"),
-            (1, a["claim"] == "bit-identical" and a["evidence"] == "cmp",
-             "a bit-identity claim rests on bytes compared (cmp)")]
+             and set(depths) <= set(ref["fix_depths"]))
+    truth = _truth(a.get("rerun") or {}, ref)
+    right = truth is not None and a["claim"] == ("bit-identical" if truth else "not bit-identical")
+    return [(1, form and known, "depths: more than one depth (each one the cmp compared), and the evidence for a "
+                                "bit-identity claim is bytes compared (cmp)"),
+            (1, right, "claim: the grader compared your two arms' bytes itself, at every depth"
+                       if truth is not None else "claim: your two arms could not be compared (see step 6)")]
 
 
 def _site(s) -> str:
@@ -238,6 +408,8 @@ def score_one(q: str, answers: dict, ref: dict) -> list:
         if n > ANSWER_CHARS:
             return [(POINTS[q], False, f"`{name}` is too long to be an answer ({n:,} characters as JSON; at most "
                                        f"{ANSWER_CHARS:,})")]
+    if q in RERUN_OF:
+        a["rerun"] = answers.get(RERUN)
     try:
         out = [(p, bool(ok), msg) for p, ok, msg in QUESTIONS[q](a, ref)]
     except Exception as e:                       # noqa: BLE001 - an odd answer fails its checks, not the grader

@@ -22,7 +22,7 @@ CASES = {
     "env": ([], 0, "MODE: replay"),
     "gates": ([], 0, "LAUNCHLAB_RMS_WIDE"),
     "compile": ([], 0, "kernels/kda_decode.cu"),
-    "archs": (["--only", "sm_86"], 0, "sm_86         12           75     True"),
+    "archs": (["--only", "sm_86"], 0, "sm_86         13           76     True"),
     "show": (["kda_decode", "kda_walk<0>", "--block", "128"], 0, "__global__"),
     "record": (["section08", "--out", "{tmp}/rec"], 2, GPU),
     "check-recordings": ([], 0, "ok     section08"),

@@ -15,7 +15,7 @@ def test_defaults_and_env(clean_gates, monkeypatch):
 
 def test_restore_set_returns_every_gate_to_baseline(clean_gates, monkeypatch):
     rs = gates.restore_set()
-    assert rs == ("LAUNCHLAB_KDA_BODY=walk LAUNCHLAB_KDA_ELIDE=store LAUNCHLAB_KDA_VT=0 LAUNCHLAB_MLA_FLOOR=hardcoded LAUNCHLAB_MLA_PIPELINE=off LAUNCHLAB_MLA_SKIP=off "
+    assert rs == ("LAUNCHLAB_KDA_BODY=walk LAUNCHLAB_KDA_ELIDE=store LAUNCHLAB_KDA_VT=0 LAUNCHLAB_LAB_ADD=0 LAUNCHLAB_MLA_FLOOR=hardcoded LAUNCHLAB_MLA_PIPELINE=off LAUNCHLAB_MLA_SKIP=off "
                   "LAUNCHLAB_PDL=1 LAUNCHLAB_PDL_OPT_OUT=none LAUNCHLAB_RMS_REDUCE=narrow LAUNCHLAB_RMS_UNROLL=auto LAUNCHLAB_RMS_WIDE=0 "
                   "LAUNCHLAB_STREAM_UNROLL=1 "
                   "LAUNCHLAB_STREAM_VEC=1 LAUNCHLAB_TIMELINE=0")

@@ -86,15 +86,17 @@ def test_every_cheat_and_hard_case_gets_what_it_deserves(assigned, tmp_path):
 @pytest.mark.slow                                # otter assign and a grading (~20 s)
 
 def test_without_the_sandbox_the_cheats_are_real_and_grading_refuses(assigned, tmp_path, monkeypatch):
-    """The cheat that reads the instructor's files is not a straw man: graded without the sandbox it takes full
-    marks. So where there is no sandbox, grading refuses unless told to go ahead."""
+    """The cheat that reads the instructor's files is not a straw man: graded without the sandbox it takes every
+    point the notebook's answers carry -- all but the four the grader earns by re-running steps 6-7 itself, whose
+    cells the cheat left blank (16 of 20). So where there is no sandbox, grading refuses unless told to go ahead."""
     t = grading.tests()
     subs = tmp_path / "subs"
     subs.mkdir()
     fx.make_cheat("read_the_instructors_files", grading.LEARNER, assigned.autograder,
                        subs / "cheat.ipynb", t.references())
     _, rows, _ = grading.grade_folder(subs, tmp_path / "out", jobs=1, sandboxed=False)
-    assert rows[0].total >= 0.9 * rows[0].out_of == 18     # the master, from the folder and from git history
+    assert rows[0].total == 16 and rows[0].out_of == 20     # the master, from the folder and from git history
+    assert rows[0].points["q6"] == 0 and rows[0].points["q7"] == 1     # its step-6/7 cells: the blank template
     monkeypatch.setattr(grading.sandbox, "available", lambda: "bwrap is not installed")
     with pytest.raises(grading.GradingError, match="--no-sandbox"):
         grading.grade_folder(subs, tmp_path / "out2")

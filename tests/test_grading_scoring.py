@@ -23,11 +23,39 @@ def _reference():
     yield
 
 
+WIDTHS = (1, 2, 31, 1000, 1001, 2880, 5120, 7168, 7169, 100003)
+
+
+def right_rerun() -> dict:
+    """What the grader's re-run of the master's steps 6-7 finds (launchlab.faces.rerun), written out by hand: the
+    plan (ceil(n / 32), 32, 1) covers every width exactly, arm A launches it and B main's, the ABBA ran ABBAAB."""
+    plans = {str(n): {"plan": [(n + 31) // 32, 32, 1], "error": None, "missed": 0, "past_end": 0} for n in WIDTHS}
+    return {"status": "ok", "widths": plans, "blocks_at_n": 224, "order": "ABBAAB", "errors": [], "gpu": None,
+            "arms": {"A": {"env": {"LAUNCHLAB_LAB_ADD": "1"}, "plan": [224, 32, 1], "extra": [], "error": None},
+                     "B": {"env": {"LAUNCHLAB_LAB_ADD": "0"}, "plan": None, "extra": [], "error": None}}}
+
+
 def right() -> dict:
     ns: dict = {}
     exec(fx.pasted_answers(REF), ns)
     ns.pop("__builtins__")
+    ns[t.RERUN] = right_rerun()
     return ns
+
+
+def values() -> dict:
+    """The right answers as the runner collects them (the re-run is the grader's, not an answer)."""
+    return {k: {"value": v} for k, v in right().items() if k != t.RERUN}
+
+
+def rerun(**changes):
+    """A change to the re-run's facts, for lost(): each key of `changes` a top-level key of the facts."""
+    def f(r):
+        r = copy.deepcopy(r)
+        for k, v in changes.items():
+            r[k] = v(r[k]) if callable(v) else v
+        return r
+    return f
 
 
 def lost(**changes) -> dict:
@@ -35,7 +63,7 @@ def lost(**changes) -> dict:
     a = right()
     for k, v in changes.items():
         a[k] = v(a[k]) if callable(v) else v
-    checks = t.score({n: a.get(n) for n in grading.answer_names(t)}, REF)
+    checks = t.score({n: a.get(n) for n in [*grading.answer_names(t), t.RERUN]}, REF)
     return {q: t.POINTS[q] - sum(p for p, ok, _ in c if ok) for q, c in checks.items()
             if sum(p for p, ok, _ in c if ok) != t.POINTS[q]}
 
@@ -49,10 +77,14 @@ def scaled(key: str, rel: float, i: int = 1):
 
 
 def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_measured():
-    g = grading.score({"answers": {k: {"value": v} for k, v in right().items()}}, REF, t, "ada")
+    g = grading.score({"answers": values()}, REF, t, "ada", rerun_facts=right_rerun())
     assert g.total == g.out_of == 20 and g.status == "ok" and g.learner == "ada"
     assert g.feedback.split("\n") == [f"{q}: {p:g} / {p:g}" for q, p in t.POINTS.items()]
     assert REF["verdict"] == "faster" and REF["flagged"][0] == "decode_ops:add_inplace [28] 256"
+    assert REF["fix_same"] == {"2048": True, "131072": True} and REF["fix_reference"] == '[[224, 32, 1], []]'
+    g = grading.score({"answers": values()}, REF, t, "ada",
+                      rerun_facts=dict(right_rerun(), arms={"A": right_rerun()["arms"]["A"]} | {"B": right_rerun()["arms"]["A"]}))
+    assert g.points["q7"] == 2.0                 # one arm twice is identical to itself: the recorded main vs main
     assert REF["ranking"][:3] == ["rms_norm:rms_norm_f32 [1] 128", "mla_decode:mla_split [129, 1, 1] 128",
                                   "kda_decode:kda_walk<0> [1, 12] 128"]
 
@@ -75,14 +107,20 @@ def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_me
     (dict(flagged=lambda f: f[1:]), {"q2": 1}),
     (dict(flagged=lambda f: list(reversed(f))), {}),                        # the order does not matter
     (dict(flagged="all of them"), {"q2": 1}),
-    # q3: ranking and offender
-    (dict(ranking=lambda r: [r[1], r[0]] + r[2:]), {"q3": 2}),
+    # q3: the lecture's ranking, the wave-fill ranking, the offender, what moved and why
+    (dict(ranking=lambda r: [r[1], r[0]] + r[2:]), {"q3": 1}),              # and the offender is not its top
     (dict(ranking=lambda r: r[:2] + [r[3], r[2]] + r[4:]), {"q3": 1}),
     (dict(ranking=lambda r: r[:3]), {}),                                    # the top three are what counts
     (dict(ranking=[1, 2, 3]), {"q3": 2}),
     (dict(ranking=[]), {"q3": 2}),
-    (dict(offender="mla_decode:mla_split [129, 1, 1] 128"), {"q3": 2}),   # no byte count: q4 reads the top
-    (dict(offender="kda_decode:kda_walk<0> [1, 12] 128"), {"q3": 2, "q4": 2}),   # q4 follows this offender
+    (dict(ranking_by_occupancy=lambda r: [r[1], r[0]] + r[2:]), {"q3": 1}),
+    (dict(ranking_by_occupancy=lambda r: r[:3]), {}),
+    (dict(ranking_by_occupancy=lambda r: ["made_up [1] 1"] + r), {"q3": 2}),
+    (dict(moved_up="decode_ops:add_inplace [28] 256"), {"q3": 1}),
+    (dict(why_order_changes="timing noise"), {"q3": 1}), (dict(why_order_changes="launch count"), {"q3": 1}),
+    (dict(offender="mla_decode:mla_split [129, 1, 1] 128"), {"q3": 1}),   # no byte count: q4 reads the top
+    (dict(offender="kda_decode:kda_walk<0> [1, 12] 128"), {"q3": 1, "q4": 2}),   # q4 follows this offender
+    (dict(offender="decode_ops:kda_prep [12] 128"), {"q3": 2, "q4": 2}),   # the fine one, as the offender
     # q4: the diagnosis of the offender
     (dict(floor_us=lambda v: v * 1.06), {"q4": 1}), (dict(floor_us=lambda v: v * 1.04), {}),
     (dict(floor_us=lambda v: v * 0.94), {"q4": 1}),
@@ -110,10 +148,24 @@ def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_me
     (dict(reps_main=lambda r: r + ["x"]), {"q6": 1}),
     (dict(gain_ms=lambda v: v * 1.02), {"q6": 1}), (dict(gain_ms=lambda v: v * 0.98), {"q6": 1}),
     (dict(spread_ms=lambda v: v * 1.02), {"q6": 1}),
-    (dict(verdict="slower"), {"q6": 1}), (dict(verdict="better"), {"q6": 2}),
+    (dict(verdict="slower"), {"q6": 1}), (dict(verdict="better"), {"q6": 1}),
+    # q6: the grader's re-run of step 6 -- coverage at every width, the target, the gate, the order
+    (dict(__rerun__=rerun(widths=lambda w: dict(w, **{"1001": dict(w["1001"], missed=9)}))), {"q6": 1}),
+    (dict(__rerun__=rerun(widths=lambda w: dict(w, **{"1": dict(w["1"], past_end=1)}))), {"q6": 1}),
+    (dict(__rerun__=rerun(widths=lambda w: dict(w, **{"2": dict(w["2"], plan=None, error="raised")}))), {"q6": 1}),
+    (dict(__rerun__=rerun(blocks_at_n=65)), {"q6": 1}), (dict(__rerun__=rerun(blocks_at_n=66)), {}),
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, B=dict(a["A"])))), {"q6": 2}),   # B is A: main's reps not served
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, A=dict(a["B"])))), {"q6": 2}),   # A is main: no fix measured
+    (dict(__rerun__=rerun(order="AAABBB")), {"q6": 1}), (dict(__rerun__=rerun(order="BAABBA")), {}),
+    (dict(__rerun__=rerun(order="ABABAB")), {"q6": 1}),
+    (dict(__rerun__=rerun(order="ABBA")), {"q6": 2}),                      # two reps each were measured, not three
+    (dict(__rerun__=None), {"q6": 3, "q7": 1}),
+    (dict(__rerun__=rerun(gpu={"status": "timeout: stopped after 45 s"})), {"q6": 2}),
     # q7: the bit-identity claim
     (dict(claim="not bit-identical"), {"q7": 1}), (dict(claim="identical"), {"q7": 2}),
-    (dict(evidence="tolerance"), {"q7": 1}), (dict(evidence="allclose"), {"q7": 2}),
+    (dict(evidence="tolerance"), {"q7": 1}), (dict(evidence="allclose"), {"q7": 1}),
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, A=dict(a["A"], extra=[["MLA_FLOOR", "derived"]])))),
+     {"q6": 1, "q7": 1}),                                  # its reps are another arm's, and its bytes move at 131,072
     (dict(depths=[2048]), {"q7": 1}), (dict(depths=[2048, 2048]), {"q7": 1}),
     (dict(depths=[2048, 8192]), {"q7": 1}), (dict(depths="2048, 131072"), {"q7": 1}),
     # q8: the head-derived sites
@@ -136,10 +188,8 @@ def test_each_checks_message_is_what_the_learner_reads():
     checks = t.score(a, REF)
     failed = {q: [m for p, ok, m in c if not ok] for q, c in checks.items() if any(not ok for _, ok, _ in c)}
     assert failed == {
-        "q6": ["reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict",
-               "spread_ms and verdict: faster only when the gap is wider than the wider arm's range"],
-        "q7": ["depths: more than one depth, each one where the bytes matched (claim and evidence in the forms the "
-               "step asks for)"],
+        "q6": [MESSAGES["q6"][2]],
+        "q7": [MESSAGES["q7"][0]],
         "q9": ["why_differ: the spreads are a few microseconds and the column is the right one -- what does idle "
                "SM-time say about what a fix can win?"]}
     axes = dict(right()["axes"], mla_split={"no_cross_block_reduction": True, "no_duplicated_reads": True,
@@ -187,14 +237,14 @@ def test_feedback_for_a_blank_a_raising_and_a_timed_out_step():
 def test_a_run_that_failed_is_scored_zero_with_its_status():
     g = grading.score("timeout after 600 s", REF, t, "cy")
     assert g.status == "timeout after 600 s" and g.total == 0 and g.out_of == 20
-    full = grading.score({"answers": {k: {"value": v} for k, v in right().items()}}, REF, t)
+    full = grading.score({"answers": values()}, REF, t, rerun_facts=right_rerun())
     assert full.status == "ok" and "  passed (1): " in full.report and full.points["q4"] == 3.0
 
 
 def test_the_points_add_up_and_every_answer_name_is_asked():
     assert sum(t.POINTS.values()) == 20 and set(t.POINTS) == set(t.QUESTIONS) == set(t.ANSWERS)
     assert grading.answer_names(t) == sorted({n for names in t.ANSWERS.values() for n in names})
-    assert len(grading.answer_names(t)) == 24
+    assert len(grading.answer_names(t)) == 27 and t.RERUN not in grading.answer_names(t)
 
 
 def test_the_reference_values_worked_out_apart_from_lab_tests():
@@ -213,11 +263,22 @@ def test_the_reference_values_worked_out_apart_from_lab_tests():
         ab = fix["abba"]
         return [statistics.median(r["reps_us"]) / 1e3 for o, r in zip(ab["order"], ab["results"]) if o == which]
     fixes = {f["gate"]: f for f in lab["fixes"]}
-    rms = fixes["RMS_WIDE"]
-    assert REF["reps_main"] == arm_ms(rms, "B") and REF["reps_fix"] == arm_ms(rms, "A") and len(REF["reps_main"]) == 3
-    assert REF["gain_ms"] == statistics.median(arm_ms(rms, "B")) - statistics.median(arm_ms(rms, "A"))
-    assert REF["spread_ms"] == max(max(arm_ms(rms, w)) - min(arm_ms(rms, w)) for w in "AB")
-    assert REF["verdict"] == "faster" and REF["gain_ms"] > REF["spread_ms"]
+    fx_rec = json.loads((Path(__file__).resolve().parent.parent / "data" / "recordings" / "lab_fix.json").read_text())
+    run = next(r for r in fx_rec["data"]["lab_fix"]["runs"] if r["plan"] == [224, 32, 1] and not r["extra"])
+    a = [m for o, m in zip(run["order"], run["ms"]) if o == "A"]
+    b = [m for o, m in zip(run["order"], run["ms"]) if o == "B"]
+    assert run["order"] == ["A", "B", "B", "A", "A", "B"]
+    assert REF["reps_main"] == b and REF["reps_fix"] == a and len(a) == 3
+    assert REF["gain_ms"] == statistics.median(b) - statistics.median(a)
+    assert REF["spread_ms"] == max(max(a) - min(a), max(b) - min(b))
+    assert REF["verdict"] == ("faster" if REF["gain_ms"] > REF["spread_ms"] else "slower"
+                              if -REF["gain_ms"] > REF["spread_ms"] else "no measurable difference")
+    assert len(REF["fix_runs"]) == 33 and REF["fix_depths"] == [2048, 131072] and REF["target_blocks"] == 66
+    moved = REF["fix_cmps"]['[[224, 32, 1], [["MLA_FLOOR", "derived"]]]']
+    assert moved == {"2048": True, "131072": False}
+    assert REF["ranking_by_occupancy"][:3] == ["rms_norm:rms_norm_f32 [1] 128", "kda_decode:kda_walk<0> [1, 12] 128",
+                                               "decode_ops:add_inplace [28] 256"]
+    assert REF["moved_up"] == "mla_decode:mla_split [129, 1, 1] 128"
     assert REF["gains"] == {g: statistics.median(arm_ms(fixes[g], "B")) - statistics.median(arm_ms(fixes[g], "A"))
                             for g in ("RMS_WIDE", "MLA_FLOOR", "KDA_VT")}
     assert REF["identical_depths"] == [2048, 131072] and REF["fine_kernel"] == "decode_ops:kda_prep"
@@ -258,9 +319,9 @@ def test_the_reference_values_worked_out_apart_from_lab_tests():
 
 
 def test_a_full_step_shows_no_error_lines_and_the_report_keeps_4000_characters_of_answers():
-    answers = {"answers": {k: {"value": v} for k, v in right().items()},
+    answers = {"answers": values(),
                "events": [{"step": "q6", "error": "RuntimeError", "message": "after the answers"}]}
-    g = grading.score(answers, REF, t)
+    g = grading.score(answers, REF, t, rerun_facts=right_rerun())
     assert g.learner == "" and g.total == 20 and "your cell raised" not in g.feedback
     head, tail = g.report.split("\n\nanswers: ")
     assert head.split("\n")[:3] == ["q1: 2 / 2", "  passed (1): " + t.q1({"table": None}, REF)[0][2],
@@ -289,8 +350,10 @@ MESSAGES = {
     "q2": ["occupancy: blocks / SMs at most 1 (blocks = the product of the grid), and wave_fill: blocks / (SMs x the "
            "kernel's resident blocks per SM) at most 1; None exactly for cuBLAS's rows",
            "flagged: every row under 50 % occupancy, the fine ones too, named by lab.key(row)"],
-    "q3": ["ranking: keys from lab.key(row); the offender is its top",
-           "ranking: by ms x (1 - wave_fill), cuBLAS left out; the kernel that is fine is flagged, not the offender"],
+    "q3": ["ranking_by_occupancy: by ms x (1 - occupancy), ranking: by ms x (1 - wave_fill), cuBLAS left out, keys "
+           "from lab.key(row); the offender is the top of the second",
+           "moved_up and why_order_changes: which launch does wave fill lift, and what does blocks / SMs not see "
+           "about it? (and the kernel that is fine is flagged, not the offender)"],
     "q4": ["floor_us (bytes / bandwidth + a launch), measured_us (the median of the row's reps) and their ratio, for "
            "your offender",
            "spread_pct: a median needs its spread -- the robust spread over the reps, in %",
@@ -298,12 +361,14 @@ MESSAGES = {
     "q5": ["axes: the three properties for each candidate (rms_norm: sum(x^2) spans the whole row: splitting it "
            "across blocks needs a cross-block reduction. The fix stays in one block and widens it (§2).)",
            "offender_fails: which property does splitting a norm's row across blocks break?"],
-    "q6": ["reps_main and reps_fix: the recorded per-rep ms/token of each arm (three pairs), and a verdict",
-           "gain_ms: the median of main's reps minus the median of the fix's",
-           "spread_ms and verdict: faster only when the gap is wider than the wider arm's range"],
-    "q7": ["depths: more than one depth, each one where the bytes matched (claim and evidence in the forms the step "
-           "asks for)",
-           "a bit-identity claim rests on bytes compared (cmp)"],
+    "q6": ["your step 6 could not be re-run",
+           "arms: A must launch your plan (LAUNCHLAB_LAB_ADD=1) and B main's (0)",
+           "reps_main and reps_fix: each arm's per-rep ms/token as your cells measured them; gain_ms: the median of "
+           "main's minus the median of yours; spread_ms: the wider arm's range; verdict: faster or slower only when "
+           "the gap is wider than the spread"],
+    "q7": ["depths: more than one depth (each one the cmp compared), and the evidence for a bit-identity claim is "
+           "bytes compared (cmp)",
+           "claim: your two arms could not be compared (see step 6)"],
     "q8": ["fine_site: main's KDA geometry that is fine (kda_prep: grid = n_head, 2 us a call), on head_sites too",
            "head_sites: every launch whose grid derives from a head count"],
     "q9": ["largest_measured: the gate whose ABBA gained the most ms/token",
@@ -364,7 +429,7 @@ def test_the_identical_depths_are_the_norm_fixes_own(monkeypatch):
 
 
 @pytest.mark.parametrize("changes, want", [
-    (dict(offender=["rms_norm:rms_norm_f32 [1] 128"]), {"q3": 2}),        # not a key: q4 reads the top instead
+    (dict(offender=["rms_norm:rms_norm_f32 [1] 128"]), {"q3": 1}),        # not a key: q4 reads the top instead
     (dict(verdict="no measurable difference"), {"q6": 1}),                 # a verdict of the form, not the right one
     (dict(gain_ms=lambda v: v * 1.005), {}), (dict(spread_ms=lambda v: v * 1.005), {}),   # 1 % tolerance here
 ])
@@ -463,9 +528,10 @@ def test_the_checks_scored_are_the_ones_passed_in():
 def test_answers_nobody_asked_for_and_odd_events_are_not_read():
     """The submission can write to the answers channel: a name no question asks for is not reported, events
     that are not a list of dicts are ignored, and an event's text is cut to 300 characters."""
-    collected = {"answers": {**{k: {"value": v} for k, v in right().items()}, "extra": {"value": "x" * 50}},
+    collected = {"answers": {**values(), "extra": {"value": "x" * 50}, t.RERUN: {"value": right_rerun()}},
                  "events": [1, "two", {"step": "q1", "error": "E", "message": "m" * 1000}]}
-    g = grading.score(collected, REF, t)
+    assert grading.score(collected, REF, t).total == 16          # a re-run passed as an answer is not read
+    g = grading.score(collected, REF, t, rerun_facts=right_rerun())
     assert g.total == 20 and '"extra"' not in g.report
     assert grading.score({"answers": {}, "events": "not a list"}, REF, t).total == 0
     bad = grading.score({"answers": {}, "events": [{"step": "q1", "error": "E", "message": "m" * 1000}]}, REF, t)
@@ -492,9 +558,8 @@ def test_plain_answers_of_a_channel_that_is_not_an_object_are_none():
 
 def test_a_run_is_scored_from_what_the_runner_collected():
     """grade_one hands score() a runner.Collected: its answers, its events, its status and its log."""
-    c = grading.runner.Collected(answers={k: {"value": v} for k, v in right().items()}, status="ok (kept)",
-                                 log=b"printed")
-    g = grading.score(c, REF, t, "ada")
+    c = grading.runner.Collected(answers=values(), status="ok (kept)", log=b"printed")
+    g = grading.score(c, REF, t, "ada", rerun_facts=right_rerun())
     assert g.total == 20 and g.status == "ok (kept)" and g.log == b"printed"
     c = grading.runner.Collected(answers={"table": {"__missing__": "not answered yet"}},
                                  events=[{"step": "q1", "error": "ValueError", "message": "bad"}], status="timeout")
@@ -554,3 +619,158 @@ def test_an_answer_is_read_up_to_65536_characters_of_json():
     a["largest_measured"] = deep
     assert t.score_one("q9", a, REF) == [(2, False, "`largest_measured` is too long to be an answer (65,537 "
                                                    "characters as JSON; at most 65,536)")]
+
+
+# ---------------------------------------------------------------- steps 6-7: what the grader's re-run decides
+def test_step_6s_rule_at_its_edges():
+    assert t._verdict(0.75, 0.5) == "faster" and t._verdict(0.5, 0.5) == "no measurable difference"
+    assert t._verdict(-0.5, 0.5) == "no measurable difference" and t._verdict(-0.75, 0.5) == "slower"
+    assert t._verdict(0.0, 0.0) == "no measurable difference"
+
+
+def _gpu(ms, control=None, order="ABBAAB"):
+    return {"gpu": {"abba": {"order": list(order), "ms": ms}, "control_ms": control}}
+
+
+def test_the_graders_own_abba_is_decisive_only_past_three_times_its_noise():
+    # A (reps 0, 3, 4) = 10.0, 10.25, 10.5 (median 10.25, range 0.5); B (reps 1, 2, 5) = 12.0 each (range 0)
+    ms = [10.0, 12.0, 12.0, 10.25, 10.5, 12.0]
+    assert t._measured_verdict(_gpu(ms)) == ("faster", True)                # gap 1.75 > 3 x 0.5
+    assert t._measured_verdict(_gpu(ms, control=0.5)) == ("faster", True)    # |control| = the range: the same
+    assert t._measured_verdict(_gpu(ms, control=-0.625)) == ("faster", False)   # 1.75 < 3 x 0.625
+    assert t._measured_verdict(_gpu(ms, control=1.75 / 3)) == ("faster", False)  # exactly 3 x: not past it
+    swapped = [12.0, 10.0, 10.25, 12.0, 12.0, 10.5]                          # B is the faster arm
+    assert t._measured_verdict(_gpu(swapped)) == ("slower", True)
+    assert t._measured_verdict(_gpu(ms, order="BAABBA")) == ("slower", True)   # the order names the arms
+    even = [10.0, 10.25, 10.25, 10.0, 10.5, 10.5]                           # gap 0.0 within the ranges
+    assert t._measured_verdict(_gpu(even)) == ("no measurable difference", False)
+    assert t._measured_verdict({"gpu": {"abba": None}}) is None and t._measured_verdict({"gpu": None}) is None
+
+
+def test_what_replay_serves_each_arm_in_the_learners_order():
+    r = right_rerun()
+    reps = REF["fix_runs"]['[[224, 32, 1], []]']
+    a, b = reps["A"], reps["B"]
+    assert t._replayed(r, REF) == {"A": a, "B": b}
+    assert t._replayed(dict(r, order="AAAAB"), REF) == {"A": [a[0], a[1], a[2], a[0]], "B": [b[0]]}   # in turn
+    same = copy.deepcopy(r)
+    same["arms"]["A"] = dict(same["arms"]["B"])                          # both main: one counter for both
+    assert t._replayed(same, REF) == {"A": [b[0], b[0], b[1]], "B": [b[1], b[2], b[2]]}
+    other = copy.deepcopy(r)
+    other["widths"]["7168"]["plan"] = [56, 128, 1]                        # main's reps come from the plan's ABBA
+    other["arms"]["A"]["plan"] = [56, 128, 1]
+    mine = REF["fix_runs"]['[[56, 128, 1], []]']
+    assert t._replayed(other, REF) == {"A": mine["A"], "B": mine["B"]}
+    unrecorded = copy.deepcopy(r)
+    unrecorded["arms"]["A"]["plan"] = [150, 48, 1]
+    assert t._replayed(unrecorded, REF) is None
+    no_plan = copy.deepcopy(same)
+    no_plan["widths"]["7168"]["plan"] = None                               # main's reps: the reference plan's
+    assert t._replayed(no_plan, REF)["B"] == [b[1], b[2], b[2]]
+    no_widths = {k: v for k, v in same.items() if k != "widths"}
+    assert t._replayed(no_widths, REF)["B"] == [b[1], b[2], b[2]]
+    for bad in (dict(r, order=None), dict(r, order=""), dict(r, order="ABC"), dict(r, arms={"A": r["arms"]["A"]}),
+                dict(r, arms={"A": r["arms"]["A"], "B": dict(r["arms"]["B"], error="x")}),
+                dict(r, arms={"A": dict(r["arms"]["A"], error="x"), "B": r["arms"]["B"]}), {}):
+        assert t._replayed(bad, REF) is None, bad.get("order")
+
+
+def test_each_way_a_plan_fails_says_where_and_how_in_the_learners_terms():
+    r = right_rerun()
+    assert t._widths_message(r) is None
+
+    def at(n, **row):
+        x = copy.deepcopy(r)
+        x["widths"][str(n)].update(row)
+        return t._widths_message(x)
+    assert at(1001, missed=9) == "at n = 1,001 your plan [32, 32, 1] leaves 9 elements unadded"
+    assert at(100003, past_end=3) == "at n = 100,003 your plan [3126, 32, 1] writes 3 elements past the end of h"
+    assert at(2, plan=None, error="TypeError: x") == "at n = 2 your plan gave no (grid, block, ept): TypeError: x"
+    assert at(31, error="grid 0: a launch needs at least one block") == ("at n = 31: grid 0: a launch needs at least "
+                                                                          "one block")
+    two = copy.deepcopy(r)
+    two["widths"]["1"]["missed"] = 1
+    two["widths"]["1001"]["past_end"] = 1
+    assert t._widths_message(two).startswith("at n = 1 your plan")        # the first width that fails
+    for key in ("error", "missed", "past_end", "wrong"):
+        g = copy.deepcopy(r)
+        g["gpu"] = {"status": "ok", "counted": {"7168": {"missed": 0, "past_end": 0, "wrong": 0}, "1001": {key: 2}}}
+        assert t._widths_message(g) == f"launched on the GPU at n = 1,001 between guard words: {{'{key}': 2}}"
+    g["gpu"]["counted"]["1001"] = {"missed": 0, "past_end": 0, "wrong": 0}
+    assert t._widths_message(g) is None
+
+
+def test_the_gpu_part_is_down_when_its_rerun_did_not_finish_or_gave_nothing():
+    assert t._gpu_down({}) is None and t._gpu_down({"gpu": None}) is None
+    assert t._gpu_down({"gpu": {"status": "timeout: stopped after 45 s"}}) == (
+        "the re-run of your step 6 on the GPU did not finish (timeout: stopped after 45 s)")
+    assert t._gpu_down({"gpu": {"status": "ok", "counted": {}}}) == "the re-run of your step 6 on the GPU gave no plan to launch"
+    assert t._gpu_down({"gpu": {"status": "ok", "counted": {"1": {"missed": 0}}}}) is None
+
+
+def _q6(r, **answers):
+    a = {k: right()[k] for k in t.ANSWERS["q6"]} | answers
+    return [(ok, m) for _, ok, m in t.q6(dict(a, rerun=r), REF)]
+
+
+def test_step_6_on_the_gpu_its_three_points_and_what_each_says():
+    r = right_rerun()
+    r["gpu"] = {"status": "ok", "counted": {"7168": {"missed": 0, "past_end": 0, "wrong": 0}},
+                "abba": {"order": list("ABBAAB"), "ms": [10.0, 12.0, 12.0, 10.0, 10.0, 12.0]}, "control_ms": 0.0}
+    got = _q6(r)                                   # the grader measured 'faster', decisively; the learner said so
+    assert [ok for ok, _ in got] == [True, True, True] and REF["verdict"] == "faster"
+    r["gpu"]["abba"]["ms"] = [12.0, 10.0, 10.0, 12.0, 12.0, 10.0]
+    assert _q6(r)[2] == (False, "the grader's own ABBA of your two arms on the GPU measured 'slower', decisively")
+    assert _q6(r, verdict="slower")[2][0] is False                        # and the recorded reps say faster
+    r["gpu"]["abba"]["ms"] = [10.0, 10.0, 10.0, 10.0, 10.0, 10.0]
+    assert _q6(r)[2][0] is True                                           # not decisive: the recorded rule holds
+    r["gpu"] = {"status": "timeout: stopped after 45 s"}
+    down = "the re-run of your step 6 on the GPU did not finish (timeout: stopped after 45 s)"
+    assert _q6(r) == [(False, down), (True, "the ABBA your cells ran went 'ABBAAB': three pairs, one of each arm per "
+                                             "pair, the first arm of each pair alternating"), (False, down)]
+    x = right_rerun()
+    x["blocks_at_n"] = 28
+    assert _q6(x)[0] == (False, "at n = 7,168 your plan launches 28 blocks: still under step 2's 50 % line (66 of "
+                                "the 132 SMs)")
+    assert _q6(dict(x, widths={}, status="the harness did not report (x)"))[0] == (False, "the harness did not report (x)")
+    for arm, key in (("A", "error"), ("B", "error")):
+        y = copy.deepcopy(right_rerun())
+        y["arms"][arm][key] = "arm A is not a dict"
+        assert _q6(y)[1] == (False, "arms: A must launch your plan (LAUNCHLAB_LAB_ADD=1) and B main's (0)")
+
+
+def test_the_claim_is_scored_against_the_graders_own_bytes():
+    r = right_rerun()
+    assert t._truth(r, REF) is True
+    moved = copy.deepcopy(r)
+    moved["arms"]["A"]["extra"] = [["MLA_FLOOR", "derived"]]
+    assert t._truth(moved, REF) is False                                  # recorded: 131,072 differs
+    flipped = copy.deepcopy(moved)
+    flipped["arms"] = {"A": moved["arms"]["B"], "B": moved["arms"]["A"]}
+    assert t._truth(flipped, REF) is False                                # main on either side
+    same = copy.deepcopy(r)
+    same["arms"]["B"] = dict(same["arms"]["A"])
+    assert t._truth(same, REF) is True                                    # one arm twice: main against main
+    neither = copy.deepcopy(moved)
+    neither["arms"]["B"] = dict(r["arms"]["A"])
+    assert t._truth(neither, REF) is None                                 # two arms, neither main: not recorded
+    unrecorded = copy.deepcopy(r)
+    unrecorded["arms"]["A"]["plan"] = [150, 48, 1]
+    assert t._truth(unrecorded, REF) is None
+    for bad in ({}, {"arms": {"A": r["arms"]["A"]}}, {"arms": {"A": dict(r["arms"]["A"], error="x"), "B": r["arms"]["B"]}}):
+        assert t._truth(bad, REF) is None
+    gpu = dict(r, gpu={"cmp": {"2048": {"identical": True}, "131072": {"identical": False}}})
+    assert t._truth(gpu, REF) is False                                    # the GPU's own cmp wins
+    gpu["gpu"]["cmp"]["131072"]["identical"] = True
+    assert t._truth(moved | {"gpu": gpu["gpu"]}, REF) is True
+    q7 = lambda rr, claim: [ok for _, ok, _ in t.q7({"rerun": rr, "claim": claim, "evidence": "cmp",   # noqa: E731
+                                                      "depths": [2048, 131072]}, REF)]
+    assert q7(moved, "not bit-identical") == [True, True] and q7(moved, "bit-identical") == [True, False]
+    assert q7(r, "not bit-identical") == [True, False] and q7(r, "bit-identical") == [True, True]
+    assert q7(unrecorded, "bit-identical") == [True, False]
+
+
+def test_the_fix_references_are_the_recordings_own():
+    assert REF["fix_reference"] == '[[224, 32, 1], []]' and REF["fix_same"] == {"2048": True, "131072": True}
+    assert t.config_key(None, []) == "[null, []]" and t.config_key([1, 2, 3], [("B", "x"), ("A", "y")]) == (
+        '[[1, 2, 3], [["A", "y"], ["B", "x"]]]')

@@ -121,3 +121,31 @@ def test_the_abba_verdict_on_every_branch_and_both_sides_of_its_edge():
     assert lab.abba_verdict(run(10.75)) == "no measurable difference"    # gap +0.5: at the edge
     assert lab.abba_verdict(run(9.75)) == "no measurable difference"     # gap -0.5: at the edge
     assert lab.abba_verdict(run(9.5)) == "slower"                        # gap -0.75
+
+
+def test_step_6s_gain_spread_and_verdict_on_every_branch_and_both_sides_of_its_edge():
+    """lab_reference.gain_and_spread and verdict (the learner's own ABBA, steps 6-7): binary fractions, so each
+    edge is exact. main's reps 10.0, 10.5, 11.0 (median 10.5), the fix's 9.75, 10.0, 10.25 (median 10.0)."""
+    gain, spread = lab.gain_and_spread([10.0, 11.0, 10.5], [10.25, 9.75, 10.0])
+    assert (gain, spread) == (0.5, 1.0)                                  # main's range 1.0, the fix's 0.5
+    assert lab.gain_and_spread([1.0, 1.0, 1.0], [2.0, 2.5, 3.0]) == (-1.5, 1.0)   # the fix's range is the wider
+    assert lab.verdict(0.75, 0.5) == "faster" and lab.verdict(0.5, 0.5) == "no measurable difference"
+    assert lab.verdict(-0.5, 0.5) == "no measurable difference" and lab.verdict(-0.75, 0.5) == "slower"
+    assert lab.verdict(0.0, 0.0) == "no measurable difference" and lab.verdict(0.25, 0.0) == "faster"
+    assert lab.verdict(-0.25, 0.0) == "slower"
+
+
+def test_the_wave_fill_order_lifts_the_split_and_its_reason_is_resident_blocks():
+    """Step 3: the lecture's ranking by blocks / SMs, then the wave-fill ranking; moved_up is the key that climbs
+    most (rows made up here, worked out by hand)."""
+    rows = [{"kernel": "a", "grid": [1], "block": 128, "ms_per_token": 2.0, "occupancy": 1 / 132, "wave_fill": 0.001},
+            {"kernel": "b", "grid": [129], "block": 128, "ms_per_token": 3.0, "occupancy": 129 / 132, "wave_fill": 0.49},
+            {"kernel": "c", "grid": [28], "block": 256, "ms_per_token": 0.4, "occupancy": 28 / 132, "wave_fill": 0.03},
+            {"kernel": "d", "grid": None, "block": None, "ms_per_token": 9.0, "occupancy": None, "wave_fill": None}]
+    occ = lab.ranking_by_occupancy(rows)
+    assert [r["kernel"] for r in occ] == ["a", "c", "b"]         # 1.98, 0.315, 0.068: cuBLAS left out
+    wave = lab.ranking(rows)
+    assert [r["kernel"] for r in wave] == ["a", "b", "c"]        # 1.998, 1.53, 0.388
+    assert lab.moved_up(occ, wave) == lab.key(rows[1])
+    tie = [dict(rows[0], kernel="x"), dict(rows[0], kernel="y")]
+    assert lab.moved_up(tie, tie) == lab.key(tie[0])            # nothing moves: the first

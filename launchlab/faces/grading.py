@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launchlab import sections
-from launchlab.core import paths
-from launchlab.faces import confine, course, gradebook, intake, runner, sandbox
+from launchlab.core import mode, paths, provenance
+from launchlab.faces import confine, course, gradebook, intake, rerun, runner, sandbox
 
 ROOT = paths.ROOT
 # The graded lab's files, from the section whose manifest declares a graded lab (launchlab.sections)
@@ -191,6 +191,7 @@ class Graded:
     report: str = ""                                 # for the instructor: the same, every check, the raw answers
     seconds: float = 0.0
     log: bytes = b""                                 # what the submission printed (capped)
+    rerun: dict | None = None                        # the grader's re-run of steps 6-7 (launchlab.faces.rerun)
 
     @property
     def total(self) -> float:
@@ -231,10 +232,12 @@ def checks_isolated(values: dict, ref: dict, timeout: float = SCORING_SECONDS) -
     return out
 
 
-def score(collected, ref: dict, t, learner: str = "", check=None) -> Graded:
+def score(collected, ref: dict, t, learner: str = "", check=None, rerun_facts: dict | None = None) -> Graded:
     """Step 2: the instructor's tests over the collected answers (a runner.Collected, or its {"answers",
     "events"} as a dict; a str is why there are none), by `check(answers, ref)` -- the grader passes
-    checks_isolated, a process of their own under a time limit -- or here, by t.score."""
+    checks_isolated, a process of their own under a time limit -- or here, by t.score. `rerun_facts` is what
+    the grader's re-run of steps 6-7 found (launchlab.faces.rerun): it reaches the tests under t.RERUN, a name
+    no learner's variable can take."""
     g = Graded(learner, possible={q: float(p) for q, p in t.POINTS.items()})
     if isinstance(collected, runner.Collected):
         g.status, g.log = collected.status, collected.log
@@ -248,6 +251,8 @@ def score(collected, ref: dict, t, learner: str = "", check=None) -> Graded:
         if n not in values and n not in missing:
             missing[n] = "not defined (the notebook stopped before it, or never assigned it)"
     answers = {n: values.get(n) for n in names}
+    if hasattr(t, "RERUN"):
+        answers[t.RERUN] = rerun_facts
     checks = (t.score if check is None else check)(answers, ref)
     fb, rep = [], []
     for q in t.QUESTIONS:
@@ -272,9 +277,19 @@ def score(collected, ref: dict, t, learner: str = "", check=None) -> Graded:
     return g
 
 
+def rerun_or_why(data: bytes, sandboxed: bool, gpu: bool = False, measurer=None) -> dict:  # pragma: no mutate block (not scoring)
+    """The re-run of steps 6-7 (launchlab.faces.rerun); whatever goes wrong is its status, never an exception."""
+    try:
+        return rerun.facts(json.loads(data), sandboxed, gpu, measurer)
+    except Exception as e:                   # noqa: BLE001 - one submission's failure is that submission's
+        return {"status": f"the grader could not re-run steps 6-7 ({type(e).__name__}: {str(e)[:200]})",
+                "widths": {}, "arms": {}, "order": None, "blocks_at_n": None, "gpu": None}
+
+
 def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: float = 120,
               total_timeout: float = 600, links_here: int = 1,
-              limits: sandbox.Limits = sandbox.LIMITS) -> Graded:  # pragma: no mutate block (not scoring)
+              limits: sandbox.Limits = sandbox.LIMITS, gpu: bool = False,
+              measurer=None) -> Graded:  # pragma: no mutate block (not scoring)
     """One submission: taken as a file (intake), run in the sandbox for its answers, scored apart. Whatever goes
     wrong with it -- an exception anywhere, a timeout, answers that are not answers -- is its own row's status,
     with 0 for what could not be read; it never reaches another submission's row."""
@@ -288,7 +303,9 @@ def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: flo
             g = score(why, ref, t, learner)
         else:
             collected = runner.collect(data, answer_names(t), sandboxed, cell_timeout, total_timeout, limits)
-            g = score(collected, ref, t, learner, check=checks_isolated)
+            facts = rerun_or_why(data, sandboxed, gpu, measurer)
+            g = score(collected, ref, t, learner, check=checks_isolated, rerun_facts=facts)
+            g.rerun = facts
     except Exception as e:                   # noqa: BLE001 - one submission's failure is that submission's
         g = score(f"the grader could not grade it ({type(e).__name__}: {str(e)[:200]})", ref, t, learner)
     g.seconds = time.perf_counter() - t0
@@ -297,7 +314,7 @@ def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: flo
 
 def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int = 2, timeout: float = 120,
                  sandboxed: bool | None = None, total_timeout: float | None = None,
-                 limits: sandbox.Limits = sandbox.LIMITS) -> tuple[Path, list[Graded], float]:  # pragma: no mutate block (not scoring)
+                 limits: sandbox.Limits = sandbox.LIMITS, gpu: bool = False) -> tuple[Path, list[Graded], float]:  # pragma: no mutate block (not scoring)
     """Grade every *.ipynb in `folder`: grades.csv (written as rows finish), feedback/<learner>.txt and
     report/<learner>.txt (+ .log, what it printed) under `out`; (csv, rows, seconds). `timeout` is per cell,
     `total_timeout` per submission (default max(600, 4 x timeout)). Each submission runs in the sandbox
@@ -329,15 +346,20 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
     fb.mkdir(exist_ok=True)
     rep.mkdir(exist_ok=True)
     sheet = gradebook.Sheet(out / "grades.csv", tuple(t.QUESTIONS))
+    measurer = rerun.GpuMeasurer() if gpu else None
+    if gpu:
+        jobs = 1                             # the grader's own ABBA times one submission's arms at a time
 
     def one(sub):
-        r = grade_one(sub[0], ref, t, sandboxed, timeout, total_timeout, sub[1], limits)
+        r = grade_one(sub[0], ref, t, sandboxed, timeout, total_timeout, sub[1], limits, gpu, measurer)
         head = (f"{r.learner}: {r.total:g} / {r.out_of:g} ({r.status})\n"
                 + "".join(f"  {q}: {r.points.get(q, 0.0):g} / {r.possible.get(q, 0.0):g}\n" for q in t.QUESTIONS))
         name = gradebook.file_name(r.learner)
         (fb / f"{name}.txt").write_text(f"{head}\n{r.feedback}\n")
         (rep / f"{name}.txt").write_text(f"{head}\n{r.report}\n")
         (rep / f"{name}.log").write_bytes(r.log)
+        if r.rerun is not None:
+            (rep / f"{name}.rerun.json").write_text(json.dumps(r.rerun, indent=1) + "\n")
         sheet.add(r)
         return r
 
@@ -436,6 +458,97 @@ def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-be
     return rep
 
 
+GPU_REPORT = ROOT / "data" / "grading" / "gpu.json"
+
+
+def _measured(g: dict) -> dict | None:  # pragma: no mutate block (not scoring)
+    """The grader's own ABBA of a submission's arms, summarized: medians, gain, spread, its verdict."""
+    import statistics
+    ab = (g or {}).get("abba")
+    if not ab:
+        return None
+    a = [m for o, m in zip(ab["order"], ab["ms"]) if o == "A"]
+    b = [m for o, m in zip(ab["order"], ab["ms"]) if o == "B"]
+    gain, spread = statistics.median(b) - statistics.median(a), max(max(a) - min(a), max(b) - min(b))
+    return {"order": "".join(ab["order"]), "ms_a": [round(x, 4) for x in a], "ms_b": [round(x, 4) for x in b],
+            "gain_ms": round(gain, 4), "spread_ms": round(spread, 4),
+            "verdict": "faster" if gain > spread else "slower" if -gain > spread else "no measurable difference"}
+
+
+def make_gpu_fixtures(folder: Path) -> dict:  # pragma: no mutate block (not scoring)
+    """The GPU fixtures as submissions in `folder` (otter assign runs here: a GPU image without otter's extras
+    grades a folder made elsewhere): {file stem: fixture name}."""
+    folder = Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    with tempfile.TemporaryDirectory() as d:
+        a = assign(Path(d) / "dist")
+        fx = fixtures()
+        names = {}
+        for i, kind in enumerate(fx.GPU_FIXTURES):
+            dst = folder / f"g{i}_{kind}.ipynb"
+            if kind == "right":
+                shutil.copy(a.autograder, dst)
+            else:
+                fx.make_fixture(a.autograder, kind, dst)
+            names[dst.stem] = kind
+    return names
+
+
+def gpu_fixtures(out: Path = ROOT / "build" / "grade-gpu", report: Path = GPU_REPORT, cell_timeout: float = 60,
+                 sandboxed: bool | None = None, made: Path | None = None) -> dict:  # pragma: no mutate block (live only)
+    """`grade --gpu` over the GPU fixtures (lab_fixtures.GPU_FIXTURES: a right fix and each way of getting steps 6-7
+    wrong, and one that hangs the GPU, graded in that order in one folder): each graded as a class is, every
+    submission re-run live in the sandbox with the GPU's nodes bound, its plan launched between guard words and
+    its arms measured by the grader. Whether each lost exactly what it deserves is written to `report`."""
+    import platform
+    mode.require_live("grading on the GPU")
+    out = Path(out)
+    shutil.rmtree(out, ignore_errors=True)
+    fx = fixtures()
+    if made is None:
+        subs = out / "submissions"
+        names = make_gpu_fixtures(subs)
+    else:
+        subs = Path(made)
+        names = {f"g{i}_{kind}": kind for i, kind in enumerate(fx.GPU_FIXTURES)}
+        missing = [n for n in names if not (subs / f"{n}.ipynb").exists()]
+        if missing:
+            raise GradingError(f"{subs} lacks {', '.join(missing)}: make them with grade --make-gpu-fixtures DIR")
+    t0 = time.perf_counter()
+    _, rows, _ = grade_folder(subs, out / "graded", 1, cell_timeout, sandboxed=sandboxed, gpu=True)
+    seconds = time.perf_counter() - t0
+    by = {names[r.learner]: r for r in rows}
+    rows_out = []
+    for kind, expect in fx.GPU_FIXTURES.items():
+        r = by[kind]
+        lost = {q: r.possible[q] - r.points[q] for q in r.possible if r.points.get(q, 0.0) != r.possible[q]}
+        g = (r.rerun or {}).get("gpu") or {}
+        counted = g.get("counted") or {}
+        held = lost == {q: float(v) for q, v in expect.items()} and r.status == "ok"
+        if kind == "hang_on_the_gpu":
+            held = held and str(g.get("status", "")).startswith("timeout")
+        rows_out.append({
+            "name": kind, "expected_lost": expect, "lost": lost, "as_deserved": held, "status": r.status,
+            "seconds": round(r.seconds, 1), "gpu_status": g.get("status"), "gpu_rerun_seconds": g.get("seconds"),
+            "device_in_sandbox": g.get("device"),
+            "counted_wrong_widths": sorted(int(n) for n, c in counted.items()
+                                           if c.get("error") or c.get("missed") or c.get("past_end") or c.get("wrong")),
+            "counted_widths": len(counted), "measured": _measured(g), "cmp": g.get("cmp"),
+            "feedback": [ln for ln in r.feedback.split("\n") if ln.startswith(("q6", "q7", "  lost"))][:12]})
+    rep = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+           "provenance": provenance.collect(), "sandbox": sandbox.source() if sandboxed is not False else "none",
+           "gpu_nodes_bound": sandbox.gpu_nodes(), "seconds": round(seconds, 1),
+           "rerun_gpu_seconds_limit": rerun.GPU_SECONDS,
+           "control_ms": next((r.rerun["gpu"].get("control_ms") for r in rows
+                               if r.rerun and (r.rerun.get("gpu") or {}).get("control_ms") is not None), None),
+           "fixtures": rows_out}
+    Path(report).parent.mkdir(parents=True, exist_ok=True)
+    Path(report).write_text(json.dumps(rep, indent=1) + "\n")
+    return rep
+
+
 def _escaped() -> list[str]:  # pragma: no mutate block (not scoring)
     """Where an attack left its marker outside the sandbox (every place lab_fixtures' escape tries to write)."""
     marker = fixtures().MARKER
@@ -520,7 +633,24 @@ def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
     ap.add_argument("--benchmark", type=int, default=0, metavar="N",
                     help="grade N made-up submissions (solutions, blank, wrong ones), time it, write "
                          "data/grading/report.json")
+    ap.add_argument("--gpu", action="store_true",
+                    help="on a GPU: re-run each submission's steps 6-7 live in the sandbox with the GPU bound, and "
+                         "measure its two arms (ABBA, cmp) in the grader; with --fixtures, grade the GPU fixtures and "
+                         "write data/grading/gpu.json")
+    ap.add_argument("--fixtures", action="store_true",
+                    help="with --gpu: grade the GPU fixtures (made now, or the folder given) instead of a class")
+    ap.add_argument("--make-gpu-fixtures", metavar="DIR", default=None,
+                    help="write the GPU fixtures as submissions into DIR (needs otter; no GPU)")
     a = ap.parse_args(argv)
+    if a.make_gpu_fixtures:
+        print("\n".join(sorted(make_gpu_fixtures(Path(a.make_gpu_fixtures)))))
+        return 0
+    if a.gpu and a.fixtures:
+        rep = gpu_fixtures(sandboxed=False if a.no_sandbox else None,
+                           made=Path(a.folder) if a.folder else None)
+        print(json.dumps([{k: f[k] for k in ("name", "lost", "as_deserved", "gpu_status", "measured")}
+                          for f in rep["fixtures"]], indent=1))
+        return 0 if all(f["as_deserved"] for f in rep["fixtures"]) else 1
     if a.benchmark:
         print(json.dumps(benchmark(a.benchmark, a.jobs, sandboxed=False if a.no_sandbox else None), indent=1))
         return 0
@@ -528,7 +658,8 @@ def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
         ap.error("give a folder of submitted notebooks (or --benchmark N)")
     try:
         path, rows, secs = grade_folder(Path(a.folder), Path(a.out), a.jobs, a.timeout,
-                                        sandboxed=False if a.no_sandbox else None, total_timeout=a.total_timeout)
+                                        sandboxed=False if a.no_sandbox else None, total_timeout=a.total_timeout,
+                                        gpu=a.gpu)
     except GradingError as e:
         print(f"grade: {e}", file=sys.stderr)
         return 2

@@ -157,10 +157,25 @@ def _python_paths() -> list[tuple[str, str]]:
     return out
 
 
+def gpu_nodes() -> list[str]:
+    """The GPU's device nodes (/dev/nvidia0, nvidiactl, nvidia-uvm, ...; the nvidia-caps directory)."""
+    return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+
+
+def _extra_paths(root: Path) -> list[str]:
+    """Directories of PYTHONPATH beside the course (a GPU image's pip --target wheels): shown read-only."""
+    out = []
+    for d in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if d and Path(d).is_dir() and Path(d).resolve() != Path(root).resolve():
+            out.append(str(Path(d).resolve()))
+    return out
+
+
 def command(argv: list[str], submission_fd: int | None = None, root: Path = paths.ROOT,
-            limits: Limits = LIMITS) -> list[str]:
+            limits: Limits = LIMITS, gpu: bool = False) -> list[str]:
     """The bwrap command that runs `argv` in /tmp/work, with the bytes of `submission_fd` (a descriptor the
-    caller passes on) copied to /tmp/work/submission.ipynb."""
+    caller passes on) copied to /tmp/work/submission.ipynb. With `gpu`, the GPU's device nodes are bound too
+    (nothing else is added) and the run is live (LAUNCHLAB_MODE=live)."""
     exe = bwrap() or "bwrap"
     cmd = [exe, "--ro-bind", "/usr", "/usr", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]   # /tmp first:
     # a checkout or a virtual environment that lives under /tmp is bound over it below
@@ -182,7 +197,14 @@ def command(argv: list[str], submission_fd: int | None = None, root: Path = path
         if (Path(root) / rel).exists():
             real = str((Path(root) / rel).resolve())
             cmd += ["--ro-bind", real, real]
-    cmd += ["--dev", "/dev", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+    extra = _extra_paths(root)
+    for d in extra:
+        cmd += ["--ro-bind", d, d]
+    cmd += ["--dev", "/dev"]
+    if gpu:
+        for node in gpu_nodes():
+            cmd += ["--dev-bind", node, node]
+    cmd += ["--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--proc", "/proc", "--dir", "/tmp/home", "--dir", "/tmp/work"]
     if submission_fd is not None:
         cmd += ["--perms", "0644", "--file", str(submission_fd), "/tmp/work/submission.ipynb"]
@@ -190,8 +212,9 @@ def command(argv: list[str], submission_fd: int | None = None, root: Path = path
             "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID), "--cap-drop", "ALL",
             "--disable-userns", "--die-with-parent", "--new-session", "--clearenv",
             "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
-            "--setenv", "HOME", "/tmp/home", "--setenv", "LAUNCHLAB_MODE", "replay",
-            "--setenv", "PYTHONPATH", str(Path(root).resolve()), "--setenv", "MPLBACKEND", "Agg",
+            "--setenv", "HOME", "/tmp/home", "--setenv", "LAUNCHLAB_MODE", "live" if gpu else "replay",
+            "--setenv", "PYTHONPATH", os.pathsep.join([str(Path(root).resolve()), *extra]),
+            "--setenv", "MPLBACKEND", "Agg",
             "--setenv", "OPENBLAS_NUM_THREADS", "2", "--setenv", "OMP_NUM_THREADS", "2",
             "--chdir", "/tmp/work", "--"]
     return cmd + list(argv)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from launchlab.core import dumps, gates, launch, loader, mode, pdl, slices, stepgraph, timing
-from launchlab.kernels import kda_decode, mla, rms_norm
+from launchlab.kernels import kda_decode, mla, residual_add, rms_norm
 
 FAMILY = "decode_ops"
 FULL_LAYERS = 93
@@ -305,6 +305,17 @@ class Model:
     def _ew(self, site, layer, expr, n, args):
         self._k(site, layer, expr, (-(-n // 256),), 256, args)
 
+    def _residual(self, site, layer, h, a):
+        """h += a: main's add_inplace, or with LAUNCHLAB_LAB_ADD=1 the plan the lab's learner registered
+        (launchlab.kernels.residual_add), checked before the launch."""
+        n = int(h.size)
+        p = residual_add.active(n)
+        if p is None:
+            self._ew(site, layer, "add_inplace", n, (h, a, np.int32(n)))
+            return
+        self._run(site, layer, f"{residual_add.FAMILY}:{residual_add.KERNEL}", (p.grid,), p.block,
+                  lambda: residual_add.launch_plan(h, a, p, check_first=False))
+
     def _gemm(self, site, layer, x, w, y):
         self._run(site, layer, "cublas:gemmEx", (), 0, lambda: gemv_bf16(x, w, y))
 
@@ -367,14 +378,14 @@ class Model:
                 n = c.mla_heads * c.v_head
                 self._ew(f"L{i}.mla.v_bf16", i, "to_bf16", n, (b["ov"], b["ovb"], np.int32(n)))
                 self._gemm(f"L{i}.mla.o_proj", i, b["ovb"], L["w_o"], b["attn"])
-            self._ew(f"L{i}.attn_residual", i, "add_inplace", H, (b["h"], b["attn"], np.int32(H)))
+            self._residual(f"L{i}.attn_residual", i, b["h"], b["attn"])
             self._norm(f"L{i}.post_norm", i, b["h"], L["post_norm"], b["x"])
             self._ew(f"L{i}.post_bf16", i, "to_bf16", H, (b["x"], b["xb"], np.int32(H)))
             self._gemm(f"L{i}.mlp.gate_up", i, b["xb"], L["w_gu"], b["gu"])
             self._ew(f"L{i}.mlp.silu_mul", i, "silu_mul_to_bf16", c.mlp_inter,
                      (b["gu"], b["act"], np.int32(c.mlp_inter)))
             self._gemm(f"L{i}.mlp.down", i, b["act"], L["w_down"], b["mlp"])
-            self._ew(f"L{i}.mlp_residual", i, "add_inplace", H, (b["h"], b["mlp"], np.int32(H)))
+            self._residual(f"L{i}.mlp_residual", i, b["h"], b["mlp"])
             self._snap(f"hidden.L{i}", b["h"])
         self._norm("final.norm", -1, b["h"], w["final_norm"], b["x"])
         self._ew("final.bf16", -1, "to_bf16", H, (b["x"], b["xb"], np.int32(H)))

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 from launchlab.core import gates, loader, mode, occupancy, profile, sharing, timing
 from launchlab.core.door import Door
-from launchlab.kernels import decode, mla
+from launchlab.kernels import decode, mla, residual_add
 from launchlab.sections.s06_one_binary import stepprofile
 
 CTX = 131_072            # eval's context: the scored one
@@ -130,7 +130,7 @@ def _arm_graphs(model, arms: dict[str, dict], positions: list[int]) -> dict:
     for name, arm in arms.items():
         with gates.setting(**arm):
             key = (tuple(gates.value(g) for g in sorted(gates.GATES)), tuple(positions),
-                   tuple(sorted(model.overrides.items())))
+                   tuple(sorted(model.overrides.items())), residual_add.active(model.cfg.hidden))
             if key not in model.graphs:
                 _warm(model, positions)
                 model.graphs[key] = model.graph(positions)

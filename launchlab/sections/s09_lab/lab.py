@@ -111,7 +111,8 @@ def _sweep(model, ctx: int, tokens: int = 4, reps: int = 3) -> list[SweepPoint]:
 
 
 def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS, pairs: int = 3, reps: int = 3,
-            profile_reps: int = 10, tokens: int = onebinary.EVAL_TOKENS, sweep_reps: int = 3) -> LabData:  # pragma: no mutate block (live only)
+            profile_reps: int = 10, tokens: int = onebinary.EVAL_TOKENS, sweep_reps: int = 3,
+            cmp_fixes: tuple[str, ...] = CMP_FIXES) -> LabData:  # pragma: no mutate block (live only)
     mode.require_live("measuring the lab's decode step")
     import cupy as cp
     main, fixed = gates.preset("main"), gates.preset("fixed")
@@ -129,11 +130,11 @@ def measure(ctx: int = CTX, layers: int = decode.FULL_LAYERS, pairs: int = 3, re
         runs.append(onebinary.GateRun(g, fixed[g], main[g],
                                       onebinary.abba(model, with_fix, main, tokens, pairs, reps,
                                                      (f"main + {g}={fixed[g]}", "main"))))
-    del model
+    _live["model"] = model           # kept for the lab's later live cells (the sweep's widget, steps 6-7)
     cp.get_default_memory_pool().free_all_blocks()
     cfg = decode.Config(layers=layers)
     cmp = []
-    for g in CMP_FIXES:
+    for g in cmp_fixes:
         for c in (SHORT_CTX, ctx):
             r = identity.compare(f"main vs main + {g}={fixed[g]}", c, main, dict(main, **{g: fixed[g]}), cfg, 2)
             cmp.append(CmpCase(g, c, r.identical, r.differing, r.elements, r.first, r.sha_a, r.sha_b))
@@ -146,7 +147,9 @@ _parse, _dump = recordings.codec(LabData, "lab", "lab")
 
 DOOR: Door[LabData] = Door("the lab's decode step", "lab", ("decode_ops", "rms_norm", "kda_decode", "mla_decode",
                                                            "stream_read", "spin", "waves"), measure, _parse, _dump,
-                            quick={"pairs": 2, "reps": 2, "profile_reps": 3, "tokens": 4, "sweep_reps": 2})
+                            quick={"pairs": 2, "reps": 2, "profile_reps": 3, "tokens": 4, "sweep_reps": 2,
+                                   "cmp_fixes": ()})   # the course's live run: no cell reads data.cmp (steps 6-7 cmp
+                                                       # the learner's own arms, fix.cmp), so its 4 builds are skipped
 data = DOOR.data
 recorded = DOOR.recorded
 
@@ -256,20 +259,30 @@ def show_table(table, flagged=None) -> None:  # pragma: no mutate block (display
     print(f"{len(table)} launch shapes, {sum(r['calls'] for r in table):,} launches per token")
 
 
-def show_ranking(table, ranking, top: int = 6) -> None:  # pragma: no mutate block (display: nbval compares it)
-    """Print the top of a learner's ranking (step 3) beside the profiler's order by time."""
+def show_ranking(table, ranking, refined=None, top: int = 6) -> None:  # pragma: no mutate block (display: nbval compares it)
+    """Print the top of a learner's ranking (step 3) with both idle columns -- by blocks / SMs and by wave fill --
+    and, given a refined ranking, where each of its keys stood in the first; then the profiler's order by time."""
     if not _answered(table, ranking) or not isinstance(ranking, list):
         print("(the ranking is not built yet: fill in the cell above)")
         return
     by = {key(r): r for r in table}
-    print(f"{'by recoverable time':<46} {'ms/token':>8} {'occupancy':>9} {'recoverable ms':>14}")
-    for k in ranking[:top]:
-        r = by.get(k)
-        if r is None:
-            print(f"{k:<46} (not a key of the table)")
+
+    def idle(r, col):
+        v = r.get(col)
+        return "" if v is None else f"{r['ms_per_token'] * (1 - v):.3f}"
+
+    first = "by blocks / SMs" if refined is not None else "your ranking"
+    for title, keys in ((first, ranking), ("by wave fill", refined)):
+        if not _answered(keys) or not isinstance(keys, list):
             continue
-        o = r.get("occupancy")
-        rec = "" if o is None else f"{r['ms_per_token'] * (1 - o):.3f}"
-        print(f"{k[:46]:<46} {r['ms_per_token']:>8.3f} {'' if o is None else f'{o:.1%}':>9} {rec:>14}")
+        print(f"{title:<46} {'ms/token':>8} {'idle ms by SMs':>14} {'by wave fill':>12}"
+              + ("  was" if keys is refined else ""))
+        for k in keys[:top]:
+            r = by.get(k)
+            if r is None:
+                print(f"{k:<46} (not a key of the table)")
+                continue
+            was = f"  #{ranking.index(k) + 1}" if keys is refined and k in ranking else ""
+            print(f"{k[:46]:<46} {r['ms_per_token']:>8.3f} {idle(r, 'occupancy'):>14} {idle(r, 'wave_fill'):>12}{was}")
     timed = [key(r) for r in sorted(table, key=lambda r: -r["ms_per_token"]) if r.get("grid") is not None]
     print("the profiler's order by time: " + ", ".join(k.split(':', 1)[1] for k in timed[:4]) + ", ...")
