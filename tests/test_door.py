@@ -82,3 +82,32 @@ def test_live_measures_once_then_caches(monkeypatch):
     assert d.data(refresh=True) == {"measured": 2}
     assert d.choose(live=lambda: "now", replay=lambda: "then") == "now"
     assert "NVIDIA H200" in d.recorded()["recorded"]          # the recording stays readable in live mode
+
+
+def _doors():
+    from launchlab import sections
+    return [d for sec in sections.all() for d in sec.doors]
+
+
+@pytest.mark.parametrize("door", [d for d in _doors() if d.quick], ids=lambda d: d.recording)
+def test_quick_arguments_are_parameters_of_the_measure_they_feed(door):
+    """A door's quick arguments are what measure() gets in the course's live run: a name that is not one of its
+    parameters (a typo, or a parameter renamed since) would fail only there, on a GPU, mid-notebook."""
+    import inspect
+    params = inspect.signature(door.measure).parameters
+    assert set(door.quick) <= set(params), set(door.quick) - set(params)
+    for name, value in door.quick.items():      # and each is a cut of the recorder's default, never the default
+        assert value != params[name].default, (name, value)
+
+
+def test_live_full_gives_measure_the_recorders_arguments(monkeypatch):
+    door = next(d for d in _doors() if d.recording == "section02")
+    monkeypatch.delenv("LAUNCHLAB_LIVE_FULL", raising=False)
+    assert door.live_arguments() == {"rows": 2000, "inflight_reps": 6}
+    monkeypatch.setenv("LAUNCHLAB_LIVE_FULL", "0")
+    assert door.live_arguments() == {"rows": 2000, "inflight_reps": 6}
+    monkeypatch.setenv("LAUNCHLAB_LIVE_FULL", "1")
+    assert door.live_arguments() == {}
+    monkeypatch.setenv("LAUNCHLAB_LIVE_FULL", "yes")
+    with pytest.raises(ValueError, match="LAUNCHLAB_LIVE_FULL"):
+        door.live_arguments()

@@ -1,4 +1,6 @@
 """§1 claims, checked on the H200 recording (replay) -- the numbers the notebook shows."""
+import statistics
+
 import pytest
 
 from launchlab.core import recordings
@@ -75,3 +77,16 @@ def test_headline_figures(sweep):
     assert h["copy_ceiling_tbs"] == sweep.copy_tbs and h["peak_read_tbs"] == sweep.peak().tbs
     w = staircases.headline(staircases.recorded())
     assert [w[f"wave_observed_one_wave_grid_{r}per_sm"] for r in (1, 2, 4)] == [132, 264, 528]
+
+
+@pytest.mark.gpu
+def test_a_stream_point_counts_its_probe_as_its_first_rep():
+    """The probe that sizes a point's reps is timed like them and kept as the first: `reps` reps where the
+    budget allows them, and never fewer than 3 where it does not (a grid of 1 reads the buffer with one block)."""
+    from launchlab.kernels import stream_read
+    sr = stream_read.StreamRead(1 << 24)
+    t = sr.time(264, 256, reps=7)
+    assert t.n == 7 and t.method == "events" and min(t.reps_us) > 0
+    slow = sr.time(1, 128, reps=7, budget_s=1e-9)
+    assert slow.n == 3 and min(slow.reps_us) > 0
+    assert statistics.median(slow.reps_us) > 5 * t.median      # one block reading 16 MiB is the slow one

@@ -266,3 +266,42 @@ def test_the_lectures_end_to_end_numbers_imply_a_kernel_speedup():
     assert e.tok_s_after / e.tok_s_before - 1 == pytest.approx(0.067, abs=0.001)
     assert e.token_gain_from(e.kernel_speedup) == pytest.approx(e.ms_before / e.ms_after - 1, rel=1e-9)
     assert 70 < e.launches_per_token < 73
+
+
+def _peer_in_a_child(tmp_path, extra_path=None):
+    """fla_peer() in a fresh interpreter: what it raised, and whether torch got imported on the way."""
+    import json
+    import os
+    import subprocess
+    import sys
+    code = ("import json, sys\n"
+            "from launchlab.sections.s03_starvation import kda\n"
+            "try:\n    kda.fla_peer(12)\n    raised = None\n"
+            "except Exception as e:\n    raised = [type(e).__name__, str(e)]\n"
+            "print(json.dumps({'raised': raised, 'torch': 'torch' in sys.modules}))\n")
+    env = dict(os.environ)
+    if extra_path:
+        env["PYTHONPATH"] = os.pathsep.join([str(extra_path), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_fla_peer_without_fla_core_says_so_before_importing_torch(tmp_path):
+    """Without fla-core the peer cannot run: it says which package is missing, and importing torch for it (seconds
+    in a fresh process, on the live course's clock) is not paid."""
+    import importlib.util
+    if importlib.util.find_spec("fla") is not None:
+        pytest.skip("fla-core is installed here")
+    r = _peer_in_a_child(tmp_path)
+    assert r["raised"][0] == "PeerMissing" and "fla-core is not installed" in r["raised"][1]
+    assert r["torch"] is False
+
+
+def test_fla_peer_with_a_package_named_fla_goes_on_to_run_it(tmp_path):
+    """The complement: where a package named fla is found the peer is attempted (here it fails further on, at
+    torch or FLA's own import, or in live mode), not refused as missing."""
+    (tmp_path / "fla").mkdir()
+    (tmp_path / "fla" / "__init__.py").write_text("")
+    r = _peer_in_a_child(tmp_path, extra_path=tmp_path)
+    assert r["raised"] is not None and r["raised"][0] != "PeerMissing"

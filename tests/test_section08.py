@@ -82,3 +82,25 @@ def test_the_gate_is_blind_at_every_depth_the_parity_suite_grades(data):
         if g.ctx <= splits.SPLIT_MIN_CTX:
             assert g.splits_hardcoded == g.splits_derived == 1 and g.identical
     assert [g.ctx for g in data.gate] == list(reassociation.GATE_CTX)
+
+
+def test_prefetched_inputs_are_the_inputs_drawn_one_after_another(monkeypatch):
+    """measure() draws its later parts' inputs in worker threads: each from its own seed, so the values are the
+    serial draw's, whatever the threads' order (checked at small contexts, on the CPU)."""
+    from concurrent.futures import ThreadPoolExecutor
+    monkeypatch.setattr(reassociation, "GATE_CTX", (64, 512, 96))
+    monkeypatch.setattr(reassociation, "SKIP_CTX", (128, 4096))
+    with ThreadPoolExecutor(3) as pool:
+        got = reassociation._prefetch(pool, 256)
+        gate = [j.result() for j in got["gate"]]
+        batch = got["batch"].result()
+        skip = [j.result() for j in got["skip"]]
+    want_gate = [mla.inputs(1, 16, c, seed=9) for c in (64, 512, 96)]
+    for g, w in zip(gate, want_gate):
+        assert g["kv"].shape == w["kv"].shape and np.array_equal(g["kv"], w["kv"]) and np.array_equal(g["q"], w["q"])
+    w = mla.inputs(2, 16, 256, seed=10)
+    assert np.array_equal(batch["kv"], w["kv"]) and batch["kv"].shape == (2, 256, mla.D)
+    for s, c in zip(skip, (128, 4096)):
+        w = mla.inputs_recent(1, 16, c)
+        assert np.array_equal(s["kv"], w["kv"]) and np.array_equal(s["q"], w["q"])
+    assert not np.array_equal(gate[0]["kv"], mla.inputs(1, 16, 64, seed=8)["kv"])   # the seed matters

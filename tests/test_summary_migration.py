@@ -75,7 +75,7 @@ CHANGED = {
         "on 2026-12-04, the same 2-core kind (not timed by phase: what made it faster than 183.6 s is not "
         "measured)"),
     ("reliability", "course_live_seconds"): (
-        334.1, 145.9,
+        334.1, 154.9,
         "issue 26: the live course on the H200 is its 13 notebooks' execution, every door measuring with its quick "
         "arguments (fewer tokens, pairs and reps than the recorder's; LAUNCHLAB_LIVE_FULL=1 for the recorder's) "
         "behind a timed progress bar; notebook 09 runs live too; bf16 rounding a chunk at a time. 202.9 s then. "
@@ -83,7 +83,10 @@ CHANGED = {
         "one run; a notebook's time is its execution, first cell to last reply, its kernel's start and shutdown "
         "reported apart (24.3 and 29.7 s more); the first cell asks NVML for the driver, not nvidia-smi. Then the "
         "decode step captured once per arm and its position launches patched (launchlab.core.stepgraph): 145.9 and "
-        "138.7 s on two fresh machines (2026-12-03)"),
+        "138.7 s on two fresh machines (2026-12-03). Issue 39's your-turn cells and the lab's fix pushed it over "
+        "(187.2 and 194.5 s); the cuts of docs/notes/live-course-time.md (KDA's peer no longer imports torch "
+        "without fla-core, §8's inputs drawn in worker threads and shared with its explorer, fewer quick reps, the "
+        "carried wheels' bytecode compiled before the clock): 139.7 and 154.9 s on two fresh machines (2026-12-04)"),
     ("reliability", "course_live_figures_in_chromium"): (
         26, None, "issue 26: the H200 run brought back its report, not its HTML pages (the device returns few "
         "files), so they were not opened in Chromium; the replay pages are (26 of 26 figures)"),

@@ -67,6 +67,7 @@ def main(argv=None) -> int:
         print(f"{name:<14} {s:7.1f} s {err}", flush=True)
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(20)     # where the time itself goes
         text.write(f"\n\n######## {name}: {s:.1f} s {err}\n{buf.getvalue()}")
         (a.out / "profile.txt").write_text(text.getvalue())
         gc.collect()

@@ -73,14 +73,13 @@ def block_timelines(cases, sm_count: int = 132):
         t = c.timeline
         wave_of = {b: i for i, w in enumerate(t.waves()) for b in w}
         slots: dict[int, list[int]] = {}
+        h = 0.9 / max(1, t.max_resident_per_sm())     # once per launch: it walks every SM's blocks
         for b in sorted(range(t.grid), key=lambda x: t.start_ns[x]):
             ends = slots.setdefault(t.sm[b], [])
             k = next((i for i, e in enumerate(ends) if e <= t.start_ns[b]), len(ends))
             if k == len(ends):
                 ends.append(0)
             ends[k] = t.end_ns[b]
-            depth = max(1, t.max_resident_per_sm())
-            h = 0.9 / depth
             ax.broken_barh([(t.start_ns[b] / 1e3, (t.end_ns[b] - t.start_ns[b]) / 1e3)],
                            (t.sm[b] - 0.45 + k * h, h * 0.92), color=wave_colors[wave_of[b] % 4], lw=0)
         ax.set_ylim(sm_count - 0.5, -0.5)

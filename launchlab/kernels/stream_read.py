@@ -107,11 +107,13 @@ class StreamRead:
     def time(self, grid: int, block: int, reps: int = 7, vec=None, unroll=None, budget_s: float = 0.6
              ) -> timing.Timing:
         """Events around each launch; slow points (tiny grids) get fewer reps, never fewer than 3. The probe that
-        sizes the reps (one warm-up launch, one timed) is the warm-up of the reps that follow it: at a grid of 1
-        each launch reads the whole buffer with one block, so a second warm-up would cost a rep's time again."""
+        sizes the reps (one warm-up launch, then one timed the same way as the rest) is their warm-up and their
+        first rep: at a grid of 1 each launch reads the whole buffer with one block, so timing it again, or
+        warming up again, would cost a rep's time for nothing."""
         first = timing.events(lambda: self.launch(grid, block, vec=vec, unroll=unroll), reps=1, warmup=1)
         n = int(max(3, min(reps, budget_s / max(first.median * 1e-6, 1e-9))))
-        return timing.events(lambda: self.launch(grid, block, vec=vec, unroll=unroll), reps=n, warmup=0)
+        rest = timing.events(lambda: self.launch(grid, block, vec=vec, unroll=unroll), reps=n - 1, warmup=0)
+        return timing.Timing(first.reps_us + rest.reps_us, rest.method, 1, rest.label, rest.shared)
 
     def copy_ceiling(self, reps: int = 20) -> timing.Timing:
         """Device-to-device copy of the buffer (cudaMemcpyAsync): the practical ceiling, bytes read+written."""

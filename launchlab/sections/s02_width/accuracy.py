@@ -232,7 +232,7 @@ _parse, _dump = recordings.codec(AccuracyData, "accuracy", "accuracy")
 
 DOOR: Door[AccuracyData] = Door("KL and top-1 against main", "accuracy",
                                 ("decode_ops", "rms_norm", "kda_decode", "mla_decode"), measure, _parse, _dump,
-                                quick={"tokens": 6, "pairs": 2, "reps": 2, "speed_tokens": 4})
+                                quick={"tokens": 4, "pairs": 2, "reps": 2, "speed_tokens": 4})
 data = DOOR.data
 recorded = DOOR.recorded
 

@@ -319,9 +319,10 @@ def time_width(n: int) -> WidthTiming:
                        how)
 
 
-def measure(rows: int = 10000) -> RMSData:
+def measure(rows: int = 10000, inflight_reps: int = 20) -> RMSData:
     """§2 now (about a minute on an H200): identity over `rows` rows per width (10,000 recorded; the course's
-    quick live run checks 2,000), the fallbacks, the times of every arm at every width, and ABBA at 7168."""
+    quick live run checks 2,000), the fallbacks, the times of every arm at every width, ABBA at 7168, and the
+    loads-in-flight arms cold and hot over `inflight_reps` graph replays each (20 recorded; the quick run 6)."""
     prog = Progress("rms identity")
     ident = []
     for i, n in enumerate(WIDTHS):
@@ -333,7 +334,7 @@ def measure(rows: int = 10000) -> RMSData:
     for i, n in enumerate(WIDTHS):
         times.append(time_width(n))
         prog(i + 1, len(WIDTHS))
-    return RMSData(list(WIDTHS), NORMS_PER_TOKEN, EPS, ident, fb, times, abba(Bench(7168)), in_flight(7168),
+    return RMSData(list(WIDTHS), NORMS_PER_TOKEN, EPS, ident, fb, times, abba(Bench(7168)), in_flight(7168, inflight_reps),
                    "live")
 
 
@@ -344,7 +345,7 @@ def _parse(d: dict, source: str) -> RMSData:
 
 
 DOOR: Door[RMSData] = Door("RMS norm", "section02", (FAMILY, "spin"), measure, _parse, recordings.encode,
-                           quick={"rows": 2000})
+                           quick={"rows": 2000, "inflight_reps": 6})
 data = DOOR.data
 recorded = DOOR.recorded
 

@@ -268,10 +268,19 @@ def contention(n_head: int = 12, reps: int = 300, seed: int = 0) -> Contention:
         replays * chunk, per_read_us, bool(still_running)))
 
 
+class PeerMissing(RuntimeError):
+    """The peer's package is not installed on this machine."""
+
+
 def fla_peer(n_head: int = 12, launches: int = 100, reps: int = 10, seed: int = 0) -> Peer:
     """FLA's fused_recurrent_kda (Triton, BV = 32) at the same shape, timed in a torch CUDA graph in this
     run -- hot (one state) and cold (cycling through state copies larger than the L2) -- and checked against
-    the float64 reference. Needs torch, triton and fla-core."""
+    the float64 reference. Needs torch, triton and fla-core: without fla-core it raises PeerMissing before
+    importing torch (a first torch import costs a fresh process seconds, for a peer that cannot run)."""
+    import importlib.util
+    if importlib.util.find_spec("fla") is None:
+        raise PeerMissing("fla-core is not installed here (pip install fla-core, with torch and triton): FLA's "
+                          "kernel is not timed in this run")
     import torch
     from fla.ops.kda.fused_recurrent import fused_recurrent_kda_fwd
     h = inputs(n_head, V, seed)
@@ -341,6 +350,8 @@ def measure() -> KDAData:
     cont = contention(12)
     try:
         fla, fla96 = fla_peer(12), fla_peer(96)
+    except PeerMissing as e:
+        fla, fla96 = Peer(error=str(e)), None
     except Exception as e:  # noqa: BLE001 - the peer is optional on machines without torch/fla
         import traceback
         where = traceback.extract_tb(e.__traceback__)[-1]

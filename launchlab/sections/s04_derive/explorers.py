@@ -23,9 +23,12 @@ class MLAExplorer(Explorer):
     def _measure(self, tp: int, ctx: int, sp) -> float:
         import cupy as cp
         if "kv" not in self._live:
-            d = mla.inputs(1, 16, derive.CTX)
-            self._live["kv"] = [cp.asarray(d["kv"]) for _ in range(2)]
-            self._live["scale"] = d["scale"]
+            if derive.cold_caches:           # the door measured in this process: the same inputs, on the GPU
+                self._live.update(derive.cold_caches)
+            else:
+                d = mla.inputs(1, 16, derive.CTX)
+                self._live["kv"] = [cp.asarray(d["kv"]) for _ in range(2)]
+                self._live["scale"] = d["scale"]
         heads = derive.HEADS_TP[tp]
         q = cp.asarray(mla.inputs(1, heads, 1, seed=7)["q"])
         p = mla.plan(1, heads, ctx, pipeline="off", slice_tokens=sp.slice_tokens)

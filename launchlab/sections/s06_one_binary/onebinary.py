@@ -58,29 +58,32 @@ class Eval:
         return 1e3 / self.ms_per_token
 
 
-def _warm(model: "decode.Model", positions: list[int]) -> None:
+def _warm(model: "decode.Model", positions: list[int], warmed: tuple[int, ...] = ()) -> None:
     """Before a capture: every kernel the graph will launch loaded, outside the capture. A step allocates
     nothing (its scratch is carved when the model is built), and its positions differ only in the context
     length, which changes a launch's split count and arguments, never which kernels run: a step at the first
-    and at the last position loads them all (warming every position cost the bench ~270 eager steps)."""
+    and at the last position loads them all (warming every position cost the bench ~270 eager steps).
+    `warmed`: positions the caller has just stepped under the same gates and overrides, not stepped again."""
     import cupy as cp
-    for p in sorted({positions[0], positions[-1]}):
+    for p in sorted({positions[0], positions[-1]} - set(warmed)):
         model.step(p)
     cp.cuda.Device().synchronize()
 
 
-def _graph_timing(model: "decode.Model", positions: list[int], reps: int, label: str) -> timing.Timing:
-    _warm(model, positions)
+def _graph_timing(model: "decode.Model", positions: list[int], reps: int, label: str,
+                  warmed: tuple[int, ...] = ()) -> timing.Timing:
+    _warm(model, positions, warmed)
     g, stream = model.graph(positions)
     return timing.Timing(timing._replay(g, stream, len(positions), reps, 2), "graph", len(positions), label,
                          sharing.note())
 
 
-def eval_step(model: "decode.Model", tokens: int = EVAL_TOKENS, reps: int = 5) -> Eval:
-    """ms/token at the model's context over `tokens` consecutive positions, the steps in one CUDA graph."""
+def eval_step(model: "decode.Model", tokens: int = EVAL_TOKENS, reps: int = 5, warmed: tuple[int, ...] = ()) -> Eval:
+    """ms/token at the model's context over `tokens` consecutive positions, the steps in one CUDA graph
+    (`warmed`: positions just stepped eagerly under the same settings, see _warm)."""
     mode.require_live("timing the decode step")
     pos = list(range(model.ctx, model.ctx + tokens))
-    return Eval(model.ctx, tokens, _graph_timing(model, pos, reps, f"eval ctx {model.ctx}"))
+    return Eval(model.ctx, tokens, _graph_timing(model, pos, reps, f"eval ctx {model.ctx}", warmed))
 
 
 def _positions(model: "decode.Model", start: int, n: int) -> list[int]:
@@ -122,7 +125,8 @@ class Bench:
 
 def _arm_graphs(model, arms: dict[str, dict], positions: list[int]) -> dict:
     """One CUDA graph per arm ({"A": {gate: value}, ...}), each captured with its gates set. A graph is kept
-    on the model under every gate's value, the positions and the model's overrides: an ABBA against main (or
+    on the model under every gate's value, the positions, the model's overrides and the residual-add plan the
+    lab's learner registered (LAUNCHLAB_LAB_ADD): an ABBA against main (or
     fixed) after the first replays the graph already captured instead of capturing the same launches again
     (capturing costs as much host time as running the steps eagerly). Replaying it re-runs the same launches
     on the same buffers, as every rep of one ABBA already does."""

@@ -164,10 +164,9 @@ def profile(model: "decode.Model", pos: int, reps: int = 10, preset: str = "", e
     each launch is kept beside them (its intervals hold the host's launch gaps: it overstates)."""
     import cupy as cp
     c = event_cost_us() if event_cost is None else event_cost
-    model.step(pos)                                    # warm-up: every kernel loaded, every buffer sized
+    log = model.launches(pos)                          # a step: the warm-up, every kernel loaded, every buffer sized
     cp.cuda.Device().synchronize()
-    log = model.launches(pos)
-    step_us = [ms * 1e3 for ms in graph_ms_per_token(model, [pos], reps)]
+    step_us = [ms * 1e3 for ms in graph_ms_per_token(model, [pos], reps, warmed=True)]
     eager = [sum(us for _, us in model.timed_step(pos)) for _ in range(eager_steps)]
     stream = slices.stream()
     model.timer, model.marks = [], True
@@ -192,11 +191,14 @@ def profile(model: "decode.Model", pos: int, reps: int = 10, preset: str = "", e
     return Profile(pos, preset, rows(log, samples), reps, c, marked, step_us, eager)
 
 
-def graph_ms_per_token(model: "decode.Model", positions: list[int], reps: int = 5) -> list[float]:
-    """Steps at `positions` in one CUDA graph, replayed `reps` times: ms per token, per replay."""
+def graph_ms_per_token(model: "decode.Model", positions: list[int], reps: int = 5,
+                       warmed: bool = False) -> list[float]:
+    """Steps at `positions` in one CUDA graph, replayed `reps` times: ms per token, per replay. `warmed`: the
+    caller has just stepped every position eagerly under the same settings, so the warm-up is skipped."""
     import cupy as cp
-    for p in positions:                      # warm-up outside the capture
-        model.step(p)
+    if not warmed:
+        for p in positions:                  # warm-up outside the capture
+            model.step(p)
     cp.cuda.Device().synchronize()
     g, stream = model.graph(positions)
     return [t / 1e3 for t in timing._replay(g, stream, len(positions), reps, 2)]

@@ -96,9 +96,9 @@ class LabData:
 def _sweep_one(model, ctx: int, knob: str, v: int, tokens: int = 4, reps: int = 3) -> SweepPoint:  # pragma: no mutate block (live only)
     model.overrides = {knob: v}
     try:
-        log = model.launches(ctx)
+        log = model.launches(ctx)                 # a step at ctx: the graph's warm-up at its first position
         ln = next(x for x in log if x.role == SWEEP_ROLE[knob])
-        ms = onebinary.eval_step(model, tokens, reps=reps).ms_per_token
+        ms = onebinary.eval_step(model, tokens, reps=reps, warmed=(ctx,)).ms_per_token
         return SweepPoint(knob, v, ms, list(ln.grid), ln.block, ln.kernel)
     except (ValueError, RuntimeError) as e:                  # a geometry the kernel refuses, said before launch
         return SweepPoint(knob, v, None, [], 0, "", f"{type(e).__name__}: {e}")
