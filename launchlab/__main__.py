@@ -27,6 +27,10 @@
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
   slides [NAME ...] [--out DIR]  the section notebooks 01-08 as static reveal.js decks (reveal.js from npm)
   slides --notes [NAME ...]  each deck's speaker notes as a cue sheet: the sentence to say, the number to point at
+  audit --trace FILE [--steps N] [--by sms|wave] [--csv F] [--json F] [--figure F]
+                             the lab's audit of any program's launches, read from a torch.profiler trace or a
+                             CUPTI record; audit [--tool cupti|torch] -- python my_step.py ...: run it under
+                             the profiler first (on a GPU; --save F keeps the record)
 
 The CLI imports a command's modules only when that command runs (the one place the package imports
 inside functions), so `gates` or `summary` never load matplotlib or CuPy.
@@ -209,6 +213,37 @@ def _new_section(args) -> int:
     return 0
 
 
+def _audit(args) -> int:
+    from launchlab import audit
+    from launchlab.audit import profilers
+    command = [a for a in args.command if a != "--"] if args.command else []
+    try:
+        if bool(command) == bool(args.trace):
+            raise audit.AuditError("give a record (--trace FILE) or a program to run (-- python my_step.py ...), "
+                                   "one of the two")
+        trace = (audit.load(args.trace, args.steps) if args.trace
+                 else profilers.run_script(command, args.tool, save=args.save))
+        rows = audit.table(trace)
+    except audit.AuditError as e:
+        print(f"python -m launchlab audit: {e}", file=sys.stderr)
+        return 2
+    print(audit.text(trace, rows, top=args.top, by=args.by))
+    if args.csv:
+        Path(args.csv).write_text(audit.to_csv(rows))
+        print(f"wrote {args.csv}")
+    if args.json:
+        Path(args.json).write_text(audit.to_json(trace, rows) + "\n")
+        print(f"wrote {args.json}")
+    if args.figure:
+        import matplotlib
+        matplotlib.use("Agg")
+        from launchlab.audit import figure
+        figure.idle_bars(trace, rows, top=args.top, by=args.by, title=Path(args.trace or command[-1]).name
+                         ).savefig(args.figure)
+        print(f"wrote {args.figure}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The CLI's parser: every subcommand (tests/test_cli.py runs each one)."""
     p = argparse.ArgumentParser(prog="python -m launchlab", description=__doc__,
@@ -276,6 +311,18 @@ def parser() -> argparse.ArgumentParser:
     ns.add_argument("title", help="the lecture section, in words")
     ns.add_argument("--family", default=None, help="the kernel family's name (default: the name)")
     ns.set_defaults(fn=_new_section)
+    au = sub.add_parser("audit", help="audit any program's launch geometry from a profiler record, or run one")
+    au.add_argument("--trace", default=None, help="a torch.profiler Chrome trace or a CUPTI record (json or json.gz)")
+    au.add_argument("--steps", type=int, default=None, help="repetitions the record holds (default: its own marks)")
+    au.add_argument("--by", choices=("sms", "wave"), default="sms", help="rank by blocks / SMs or by wave fill")
+    au.add_argument("--top", type=int, default=12)
+    au.add_argument("--tool", choices=("auto", "cupti", "torch"), default="auto", help="with a program to run")
+    au.add_argument("--save", default=None, help="with a program to run: keep its record here (json.gz)")
+    au.add_argument("--csv", default=None)
+    au.add_argument("--json", default=None)
+    au.add_argument("--figure", default=None, help="a PNG of idle SM-time per launch shape")
+    au.add_argument("command", nargs=argparse.REMAINDER, help="-- python my_step.py ...")
+    au.set_defaults(fn=_audit)
     return p
 
 

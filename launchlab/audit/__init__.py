@@ -1,0 +1,14 @@
+"""Audit any program's launch geometry: the lab's eight steps pointed at code the course did not write (issue 40).
+
+    from launchlab import audit
+    trace = audit.load("my_step.trace.json.gz")      # torch.profiler's Chrome trace, or a CUPTI record
+    rows = audit.table(trace)                         # one row per (kernel, grid, block), the lab's columns
+    print(audit.text(trace, rows))                    # ranked by idle SM-time
+
+`launches` reads the records (step 1), `shapes` builds the table and the ranking (steps 2-3).
+"""
+from launchlab.audit.launches import STEP_MARK, AuditError, Launch, Trace, from_cupti, from_torch, load
+from launchlab.audit.shapes import Shape, idle_share, ranking, table, text, to_csv, to_json
+
+__all__ = ["STEP_MARK", "AuditError", "Launch", "Shape", "Trace", "from_cupti", "from_torch", "idle_share", "load",
+           "ranking", "table", "text", "to_csv", "to_json"]

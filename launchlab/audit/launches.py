@@ -1,0 +1,202 @@
+"""The audit's step 1: every kernel launch of a program, read from a profiler's record of it.
+
+Two records are read, both made by CUPTI's activity API on the GPU the program ran on:
+- torch.profiler's Chrome trace (`prof.export_chrome_trace`, plain or gzipped): Kineto writes each kernel as an
+  event of category "kernel" whose args hold `grid`, `block`, `registers per thread`, `shared memory` (static plus
+  dynamic: Kineto adds them), `stream`, and two figures of its own -- `blocks per SM` (the grid's blocks / the
+  SMs, not the resident blocks) and `est. achieved occupancy %` (min(resident, blocks / SMs) x threads per block /
+  threads per SM, from CUDA's occupancy calculator); the GPU is the trace's `deviceProperties`. A step is a
+  `record_function` range (default name STEP_MARK), found on the GPU's timeline as a "gpu_user_annotation".
+  (pytorch/kineto: libkineto/src/CuptiActivity.cpp metadataJson, DeviceProperties.cpp.)
+- a CUPTI record (cupti-python's CONCURRENT_KERNEL activity, as launchlab.audit.profilers writes it): the same
+  fields per kernel, static and dynamic shared memory apart, times in ns, and the GPU it ran on.
+
+Every launch keeps what the record says and nothing is guessed: a figure a record does not give is None.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from launchlab.core import hardware
+
+STEP_MARK = "launchlab.audit.step"
+
+
+class AuditError(ValueError):
+    """A record the audit cannot read, or one that holds nothing to audit: said before any table is built."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    name: str                          # the kernel as the record names it (demangled by Kineto; CUPTI's own name)
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    registers: int                     # per thread
+    smem: int                          # static + dynamic shared memory per block, bytes
+    stream: int
+    start_us: float
+    dur_us: float
+    step: int | None = None            # which marked step it ran in (None: outside every mark, or none marked)
+    static_smem: int | None = None     # where the record keeps them apart (CUPTI)
+    dynamic_smem: int | None = None
+    reported_blocks_per_sm: float | None = None     # the record's own figure (Kineto's: blocks / SMs)
+    reported_occupancy_pct: int | None = None       # Kineto's estimate
+    graph_id: int = 0                  # CUPTI: launched from a CUDA graph
+
+    @property
+    def blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass
+class Trace:
+    """The launches of `steps` repetitions of a program's step on one GPU."""
+    gpu: hardware.GPUSpec              # the GPU the record was made on (its own SM count and limits)
+    launches: list[Launch]
+    steps: int
+    tool: str                          # "torch.profiler" or "cupti-python"
+    source: str = ""                   # where it was read from
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def in_steps(self) -> list[Launch]:
+        """The launches inside the marked steps (every launch when none were marked)."""
+        marked = [x for x in self.launches if x.step is not None]
+        return marked if marked else self.launches
+
+
+def _dims(v, what: str) -> tuple[int, int, int]:
+    if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 3 or not all(isinstance(x, int) and x >= 1 for x in v):
+        raise AuditError(f"{what} must be 1 to 3 positive integers, the record has {v!r}")
+    return tuple(v) + (1,) * (3 - len(v))
+
+
+def gpu_from_properties(p: dict) -> hardware.GPUSpec:
+    """The GPU a torch trace was made on, from its `deviceProperties`: the record's own SM count, registers, threads
+    and shared memory; the blocks-per-SM limit (which the trace does not carry) is the architecture's published one
+    (hardware.ARCH_LIMITS)."""
+    try:
+        cc = (int(p["computeMajor"]), int(p["computeMinor"]))
+        name, sms = str(p["name"]), int(p["numSms"])
+    except (KeyError, TypeError, ValueError):
+        raise AuditError(f"the trace's deviceProperties lack the GPU's name, SM count or compute capability: {p!r}") \
+            from None
+    try:
+        base = hardware.for_arch(name, sms, cc)
+    except ValueError as e:
+        raise AuditError(f"{name}: {e}") from None
+    from dataclasses import replace
+    return replace(base, warp_size=int(p.get("warpSize", base.warp_size)),
+                   max_threads_per_block=int(p.get("maxThreadsPerBlock", base.max_threads_per_block)),
+                   max_threads_per_sm=int(p.get("maxThreadsPerMultiprocessor", base.max_threads_per_sm)),
+                   regs_per_sm=int(p.get("regsPerMultiprocessor", base.regs_per_sm)),
+                   regs_per_block=int(p.get("regsPerBlock", base.regs_per_block)),
+                   smem_per_sm=int(p.get("sharedMemPerMultiprocessor", base.smem_per_sm)),
+                   smem_per_block=int(p.get("sharedMemPerBlock", base.smem_per_block)),
+                   smem_per_block_optin=int(p.get("sharedMemPerBlockOptin", base.smem_per_block_optin)))
+
+
+def _read_json(path) -> dict:
+    p = Path(path)
+    if not p.exists():
+        raise AuditError(f"no record at {p}")
+    raw = p.read_bytes()
+    try:
+        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        return json.loads(text)
+    except (OSError, ValueError) as e:
+        raise AuditError(f"{p} is not a JSON record (plain or gzipped): {e}") from None
+
+
+def from_torch(doc: dict, steps: int | None = None, mark: str = STEP_MARK, source: str = "") -> Trace:
+    """A torch.profiler Chrome trace. Steps are the `mark` ranges on the GPU's timeline; without any, `steps`
+    (default 1) repetitions are assumed to make up the whole trace."""
+    events = doc.get("traceEvents")
+    if not isinstance(events, list):
+        raise AuditError(f"{source or 'the record'} has no traceEvents: not a torch.profiler Chrome trace")
+    props = doc.get("deviceProperties") or []
+    kernels = [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    if not kernels:
+        raise AuditError(f"{source or 'the trace'} holds no kernel launch: the profiled code launched none on the "
+                         f"GPU, or the profiler ran without ProfilerActivity.CUDA")
+    devices = {int(e.get("args", {}).get("device", 0)) for e in kernels}
+    if len(devices) > 1:
+        raise AuditError(f"the trace's kernels ran on {len(devices)} GPUs ({sorted(devices)}); audit one at a time")
+    dev = devices.pop()
+    prop = next((p for p in props if int(p.get("id", -1)) == dev), None)
+    if prop is None:
+        raise AuditError(f"the trace has no deviceProperties for GPU {dev}: its SM count is unknown, and the audit "
+                         f"takes it from the trace, never from the machine reading it")
+    gpu = gpu_from_properties(prop)
+    marks = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+                   if e.get("cat") == "gpu_user_annotation" and e.get("name") == mark)
+    launches = []
+    for e in kernels:
+        a = e.get("args", {})
+        ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
+        step = next((i for i, (s, t) in enumerate(marks) if s <= ts and ts + dur <= t), None) if marks else None
+        bps = a.get("blocks per SM")
+        launches.append(Launch(
+            str(e.get("name", "")), _dims(a.get("grid"), "grid"), _dims(a.get("block"), "block"),
+            int(a.get("registers per thread", 0)), int(a.get("shared memory", 0)), int(a.get("stream", 0)), ts, dur,
+            step, reported_blocks_per_sm=None if bps in (None, "inf") else float(bps),
+            reported_occupancy_pct=a.get("est. achieved occupancy %")))
+    if marks:
+        n = len(marks)
+        if steps is not None and steps != n:
+            raise AuditError(f"the trace marks {n} steps ('{mark}'), not the {steps} asked for")
+    else:
+        n = 1 if steps is None else steps
+    if n < 1:
+        raise AuditError(f"steps must be at least 1, got {n}")
+    notes = [] if marks else [f"no '{mark}' ranges in the trace: its {len(kernels)} launches are taken as {n} step(s)"]
+    return Trace(gpu, sorted(launches, key=lambda x: x.start_us), n, "torch.profiler", source, notes)
+
+
+def from_cupti(doc: dict, source: str = "") -> Trace:
+    """A CUPTI record as launchlab.audit.profilers writes it: {"device": {...}, "steps": N, "records": [...]}."""
+    recs, dev = doc.get("records"), doc.get("device")
+    if not isinstance(recs, list) or not isinstance(dev, dict):
+        raise AuditError(f"{source or 'the record'} is not a CUPTI record (records and device expected)")
+    if not recs:
+        raise AuditError(f"{source or 'the record'} holds no kernel launch: the program launched none on the GPU "
+                         f"while CUPTI listened")
+    try:
+        cc = tuple(int(x) for x in str(dev["compute_capability"]).split("."))
+        gpu = hardware.for_arch(str(dev["name"]), int(dev["sm_count"]), cc)
+    except (KeyError, ValueError) as e:
+        raise AuditError(f"the record's device is incomplete or unknown ({dev!r}): {e}") from None
+    steps = int(doc.get("steps", 1))
+    if steps < 1:
+        raise AuditError(f"steps must be at least 1, got {steps}")
+    out = []
+    for r in recs:
+        s, d = int(r.get("static_shared_memory", 0)), int(r.get("dynamic_shared_memory", 0))
+        out.append(Launch(str(r["name"]), _dims([r["grid_x"], r["grid_y"], r["grid_z"]], "grid"),
+                          _dims([r["block_x"], r["block_y"], r["block_z"]], "block"),
+                          int(r.get("registers_per_thread", 0)), s + d, int(r.get("stream_id", 0)),
+                          r["start"] / 1e3, (r["end"] - r["start"]) / 1e3, None, s, d,
+                          graph_id=int(r.get("graph_id", 0))))
+    return Trace(gpu, sorted(out, key=lambda x: x.start_us), steps, "cupti-python", source)
+
+
+def load(path, steps: int | None = None, mark: str = STEP_MARK) -> Trace:
+    """Read a record from a file: a torch.profiler trace or a CUPTI record (plain or gzipped JSON)."""
+    doc = _read_json(path)
+    if not isinstance(doc, dict):
+        raise AuditError(f"{path} holds a JSON {type(doc).__name__}, not a profiler record")
+    if "traceEvents" in doc:
+        return from_torch(doc, steps, mark, source=str(path))
+    if "records" in doc:
+        t = from_cupti(doc, source=str(path))
+        if steps is not None and steps != t.steps:
+            raise AuditError(f"the record holds {t.steps} steps, not the {steps} asked for")
+        return t
+    raise AuditError(f"{path} is neither a torch.profiler Chrome trace (traceEvents) nor a CUPTI record (records)")

@@ -1,0 +1,204 @@
+"""The audit's steps 2-3 on any program's launches: one row per launch shape (kernel, grid, block), the lab's
+columns, and the ranking by idle SM-time.
+
+Per shape, per step: calls and µs (the record's durations), their share of the step's kernel time; blocks ÷ SMs
+(the SMs' share that gets a block, capped at 1); the resident blocks per SM from the course's occupancy
+calculator on the recorded registers, shared memory and block, with its limiter; wave fill = blocks ÷ (SMs x
+resident) capped at 1; and the idle SM-time each leaves: µs x (1 - blocks ÷ SMs), and µs x (1 - wave fill) --
+the same two columns as the lab's step 3 (launchlab.sections.s09_lab.lab.show_ranking). The record's own figures
+(Kineto's `blocks per SM` and `est. achieved occupancy %`) are checked against ours and every disagreement is
+kept beside the row, never dropped.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict, dataclass, field
+
+from launchlab.audit.launches import AuditError, Launch, Trace
+from launchlab.core import occupancy
+
+
+@dataclass
+class Shape:
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    calls: int                       # in all the steps
+    calls_per_step: float
+    us_per_step: float
+    share: float                     # of the step's kernel time
+    blocks: int
+    threads: int
+    registers: int
+    smem: int                        # static + dynamic, per block
+    sm_count: int
+    resident: int                    # blocks per SM the calculator allows (0: cannot launch as recorded)
+    limiter: tuple[str, ...]
+    disagreements: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        g = "x".join(map(str, self.grid))
+        b = "x".join(map(str, self.block))
+        return f"{self.kernel} grid {g} block {b}"
+
+    @property
+    def sms_share(self) -> float:
+        """blocks ÷ SMs, capped at 1: the SMs' share that gets a block."""
+        return min(1.0, self.blocks / self.sm_count)
+
+    @property
+    def wave_fill(self) -> float | None:
+        """blocks ÷ (SMs x resident blocks per SM), capped at 1 (None where the calculator allows no block)."""
+        return None if self.resident == 0 else min(1.0, self.blocks / (self.sm_count * self.resident))
+
+    @property
+    def idle_sm_us(self) -> float:
+        """µs per step x (1 - blocks ÷ SMs): SM-time with no block at all."""
+        return self.us_per_step * (1 - self.sms_share)
+
+    @property
+    def idle_wave_us(self) -> float | None:
+        """µs per step x (1 - wave fill): SM-time the resident slots leave empty."""
+        return None if self.wave_fill is None else self.us_per_step * (1 - self.wave_fill)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(grid=list(self.grid), block=list(self.block), limiter=list(self.limiter), key=self.key,
+                 sms_share=self.sms_share, wave_fill=self.wave_fill, idle_sm_us=self.idle_sm_us,
+                 idle_wave_us=self.idle_wave_us)
+        return d
+
+
+OCC_TOLERANCE_PCT = 1        # Kineto rounds its estimate to a whole percent
+
+
+def _check(x: Launch, sm_count: int, resident: int, max_threads_per_sm: int) -> list[str]:
+    """Where the record's own figures disagree with ours, in words."""
+    out = []
+    if x.reported_blocks_per_sm is not None:
+        ours = x.blocks / sm_count
+        if abs(ours - x.reported_blocks_per_sm) > 1e-5 * max(1.0, ours):
+            out.append(f"the record's blocks per SM {x.reported_blocks_per_sm:g}, ours {ours:g}")
+    if x.reported_occupancy_pct is not None:
+        est = 100 * min(resident, x.blocks / sm_count) * x.threads / max_threads_per_sm
+        if abs(est - x.reported_occupancy_pct) > OCC_TOLERANCE_PCT:
+            out.append(f"the record's estimated occupancy {x.reported_occupancy_pct} %, ours {est:.1f} % "
+                       f"({resident} resident block{'' if resident == 1 else 's'} per SM, {x.smem:,} B shared)")
+    return out
+
+
+def table(trace: Trace) -> list[Shape]:
+    """One row per (kernel, grid, block) over the trace's steps, by µs per step, largest first."""
+    launches = trace.in_steps
+    if not launches:
+        raise AuditError("the trace holds no launch inside its steps")
+    gpu = trace.gpu
+    groups: dict[tuple, list[Launch]] = {}
+    for x in launches:
+        groups.setdefault((x.name, x.grid, x.block), []).append(x)
+    total = sum(x.dur_us for x in launches) / trace.steps
+    rows = []
+    for (name, grid, block), xs in groups.items():
+        first = xs[0]
+        occ = occupancy.occupancy(first.threads, first.registers, first.smem, gpu)
+        notes = []
+        for x in xs:
+            for d in _check(x, gpu.sm_count, occ.blocks_per_sm, gpu.max_threads_per_sm):
+                if d not in notes:
+                    notes.append(d)
+        if len({(x.registers, x.smem) for x in xs}) > 1:
+            notes.append("registers or shared memory differ between its calls: the first call's are used")
+        us = sum(x.dur_us for x in xs) / trace.steps
+        rows.append(Shape(name, grid, block, len(xs), len(xs) / trace.steps, us, us / total if total else 0.0,
+                          first.blocks, first.threads, first.registers, first.smem, gpu.sm_count,
+                          occ.blocks_per_sm, occ.limiter, notes))
+    return sorted(rows, key=lambda r: -r.us_per_step)
+
+
+def ranking(rows: list[Shape], by: str = "sms") -> list[Shape]:
+    """The rows by idle SM-time per step, largest first: by blocks ÷ SMs ("sms", the lecture's first cut) or by
+    wave fill ("wave", its refinement: a grid past the SMs can still leave resident slots empty)."""
+    if by not in ("sms", "wave"):
+        raise ValueError(f"by must be 'sms' or 'wave', got {by!r}")
+    if by == "sms":
+        return sorted(rows, key=lambda r: -r.idle_sm_us)
+    return sorted(rows, key=lambda r: -(r.idle_wave_us or 0.0))
+
+
+def idle_share(rows: list[Shape], below: float = 0.5) -> float:
+    """The share of the step's kernel time spent in launches whose blocks ÷ SMs is below `below`."""
+    total = sum(r.us_per_step for r in rows)
+    return sum(r.us_per_step for r in rows if r.blocks / r.sm_count < below) / total if total else 0.0
+
+
+COLUMNS = ("key", "kernel", "grid", "block", "calls", "calls_per_step", "us_per_step", "share", "blocks", "threads",
+           "registers", "smem", "sm_count", "sms_share", "resident", "limiter", "wave_fill", "idle_sm_us",
+           "idle_wave_us", "disagreements")
+
+
+def to_csv(rows: list[Shape]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        d = r.to_dict()
+        w.writerow(["x".join(map(str, d[c])) if c in ("grid", "block") else
+                    " and ".join(d[c]) if c == "limiter" else "; ".join(d[c]) if c == "disagreements" else
+                    ("" if d[c] is None else d[c]) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def to_json(trace: Trace, rows: list[Shape]) -> str:
+    return json.dumps({"gpu": trace.gpu.name, "sm_count": trace.gpu.sm_count, "steps": trace.steps,
+                       "tool": trace.tool, "source": trace.source, "notes": trace.notes,
+                       "launches_per_step": sum(r.calls for r in rows) / trace.steps,
+                       "us_per_step": sum(r.us_per_step for r in rows),
+                       "idle_share_below_half": idle_share(rows),
+                       "rows": [{c: r.to_dict()[c] for c in COLUMNS} for r in rows]}, indent=1)
+
+
+def short(name: str, width: int = 48) -> str:
+    """A kernel's name without its template arguments and parameter list, cut to `width`."""
+    n = name
+    if n.startswith("void "):
+        n = n[5:]
+    depth, out = 0, []
+    for ch in n:
+        if ch in "<(":
+            if depth == 0 and ch == "(":
+                break
+            depth += 1
+            continue
+        if ch in ">)":
+            depth -= 1
+            continue
+        if depth == 0:
+            out.append(ch)
+    s = "".join(out).strip() or name
+    return s if len(s) <= width else s[:width - 1] + "…"
+
+
+def text(trace: Trace, rows: list[Shape], top: int = 12, by: str = "sms") -> str:
+    """The ranking as the lab prints it: the top rows by idle SM-time, then the totals."""
+    ranked = ranking(rows, by)[:top]
+    out = [f"{trace.gpu.name}, {trace.gpu.sm_count} SMs; {trace.steps} step(s) from {trace.tool}; ranked by idle "
+           f"SM-time ({'blocks ÷ SMs' if by == 'sms' else 'wave fill'})",
+           f"{'kernel':<40} {'grid':>11} {'block':>9} {'calls':>5} {'µs/step':>8} {'share':>6} {'blk/SM':>6} "
+           f"{'res':>3} {'fill':>5} {'idle µs':>8}"]
+    for r in ranked:
+        g, b = "x".join(map(str, r.grid)), "x".join(map(str, r.block))
+        fill = "" if r.wave_fill is None else f"{r.wave_fill:.2f}"
+        idle = r.idle_sm_us if by == "sms" else (r.idle_wave_us or 0.0)
+        out.append(f"{short(r.kernel, 40):<40} {g:>11} {b:>9} {r.calls_per_step:>5.0f} {r.us_per_step:>8.1f} "
+                   f"{r.share:>6.1%} {r.blocks / r.sm_count:>6.2f} {r.resident:>3} {fill:>5} {idle:>8.1f}")
+        for d in r.disagreements:
+            out.append(f"    ! {d}")
+    n = sum(r.calls for r in rows) / trace.steps
+    out.append(f"{len(rows)} launch shapes, {n:.0f} launches and {sum(r.us_per_step for r in rows):,.1f} µs of kernel "
+               f"time per step; {idle_share(rows):.0%} of it in launches that leave more than half the SMs without "
+               f"a block")
+    out += [f"note: {x}" for x in trace.notes]
+    return "\n".join(out)
