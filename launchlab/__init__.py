@@ -12,7 +12,7 @@ kernels/    the kernels' host code, one module per family of kernels/*.cu: its g
 audit/      the lab's audit pointed at any program: its launches read from a profiler's record (`launches`:
             torch.profiler's trace, CUPTI's records; `profilers`, the live runs), the lab's table and ranking
             over them (`shapes`), the idle SM-time figure (`figure`), and the CUPTI record of the course's own
-            decode step checked against its launch log (`crosscheck`)
+            decode step checked against its launch log (`crosscheck`), and step 8 over any source tree (`sites`)
 sections/   one folder per lecture section, each with its `manifest.py` beside its lessons (doors), figures,
             explorers, exercises, self-test checks and benches; `sections.FOLDERS` is the registry:
             s00_start, s01_arithmetic, s02_width, s03_starvation, s04_derive, s05_sharding,

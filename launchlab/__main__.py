@@ -30,7 +30,8 @@
   audit --trace FILE [--steps N] [--by sms|wave] [--csv F] [--json F] [--figure F]
                              the lab's audit of any program's launches, read from a torch.profiler trace or a
                              CUPTI record; audit [--tool cupti|torch] -- python my_step.py ...: run it under
-                             the profiler first (on a GPU; --save F keeps the record)
+                             the profiler first (on a GPU; --save F keeps the record);
+                             audit --grep PATH [--dimension head]: step 8 over any source tree
 
 The CLI imports a command's modules only when that command runs (the one place the package imports
 inside functions), so `gates` or `summary` never load matplotlib or CuPy.
@@ -217,6 +218,16 @@ def _audit(args) -> int:
     from launchlab import audit
     from launchlab.audit import profilers
     command = [a for a in args.command if a != "--"] if args.command else []
+    if args.grep:
+        from launchlab.audit import sites
+        try:
+            if command or args.trace:
+                raise sites.SitesError("--grep reads a source tree; give it without --trace or a program")
+            print(sites.report(args.grep, args.dimension))
+        except sites.SitesError as e:
+            print(f"python -m launchlab audit: {e}", file=sys.stderr)
+            return 2
+        return 0
     try:
         if bool(command) == bool(args.trace):
             raise audit.AuditError("give a record (--trace FILE) or a program to run (-- python my_step.py ...), "
@@ -321,6 +332,9 @@ def parser() -> argparse.ArgumentParser:
     au.add_argument("--csv", default=None)
     au.add_argument("--json", default=None)
     au.add_argument("--figure", default=None, help="a PNG of idle SM-time per launch shape")
+    au.add_argument("--grep", default=None, help="step 8: a source tree whose launch sites are listed, those whose "
+                                                  "grid is built from --dimension marked")
+    au.add_argument("--dimension", default="head", help="with --grep: the sharded dimension (default head)")
     au.add_argument("command", nargs=argparse.REMAINDER, help="-- python my_step.py ...")
     au.set_defaults(fn=_audit)
     return p

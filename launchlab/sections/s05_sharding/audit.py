@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from launchlab.audit.sites import closure as _closure
+from launchlab.audit.sites import names_of as _names
 from launchlab.core import hardware, paths
 
 PACKAGE = paths.PACKAGE
@@ -44,38 +46,6 @@ class Site:
     def mentions(self, dimension: str) -> bool:
         pat = re.compile(rf"(^|_){re.escape(dimension)}($|_|s\b)", re.I)
         return any(pat.search(n) for n in self.names) or bool(pat.search(self.grid))
-
-
-def _names(node) -> set[str]:
-    out = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            out.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            out.add(n.attr)
-    return out
-
-
-def _closure(func: ast.AST, start: set[str]) -> set[str]:
-    """Names reachable backwards through simple assignments inside `func`."""
-    assigns: dict[str, set[str]] = {}
-    for n in ast.walk(func):
-        if isinstance(n, ast.Assign):
-            src = _names(n.value)
-            for t in n.targets:
-                for tn in ast.walk(t):
-                    if isinstance(tn, ast.Name):
-                        assigns.setdefault(tn.id, set()).update(src)
-        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)) and isinstance(n.target, ast.Name) and n.value:
-            assigns.setdefault(n.target.id, set()).update(_names(n.value))
-    seen, todo = set(start), list(start)
-    while todo:
-        x = todo.pop()
-        for y in assigns.get(x, ()):
-            if y not in seen:
-                seen.add(y)
-                todo.append(y)
-    return seen
 
 
 def _plan_fields(tree: ast.Module) -> dict[str, set[str]]:
