@@ -381,6 +381,31 @@ _BUSY = (
     "_busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass']) for _ in range(40)]\n")
 
 
+# issue 56: the grader's own reads of what a learner wrote -- quadratic-regex food, a flood only the re-run sees,
+# and text built to drive the instructor's terminal
+_QUADRATIC_LINE = (
+    "import os\n"
+    "_line = b'{\"answers\": \"' + b'\\\\\"' * 600000          # 1.2 MB, never closed: a backtracking scan's worst\n"
+    "_argv = open(f'/proc/{os.getppid()}/cmdline', 'rb').read().split(b'\\0')\n"
+    "_fd = int(_argv[_argv.index(b'--answers-fd') + 1])  # the collector's answers channel, by its own argv\n"
+    "_w = os.open(f'/proc/{os.getppid()}/fd/{_fd}', os.O_WRONLY)\n"
+    "os.write(_w, b'\\n' + _line)\n"
+    "os.close(_w)\n")
+
+_RERUN_FLOOD = (
+    "import sys\n"
+    "if sys.argv[0].endswith('rerun_harness.py'):   # only in the grader's re-run of steps 6-7: 1 GiB to its output\n"
+    "    for _ in range(1024):\n"
+    "        sys.stdout.write('x' * (1 << 20))\n")
+
+_TERMINAL_STATUS = (
+    "import os\n"
+    "os.write(1, b'\\n\\x1b]0;owned\\x07\\x1b[2J\\x1b[Hall submissions graded 20/20\\r\\n')   # the collector's output\n"
+    "os.kill(os.getppid(), 9)                        # and the collector gone: this line becomes the row's status\n")
+
+TERMINAL_NAME = "\x1b[1A\x1b[2K\rblank,20,20,ok\x1b]0;pwned\x07\u202e"
+
+
 def _asleep(seconds: float) -> str:
     return f"import time\ntime.sleep({seconds:.1f})\n"
 
@@ -412,22 +437,36 @@ ATTACKS = {
     "process_flood_3000": ("master", [("end", _PROCESSES)], 20, "ok"),
     "busy_neighbour_40_processes": ("blank", [("first", _BUSY), ("end", "sleeping")], 0, ("ok", "timeout")),
     "sleeping_cells_past_the_total": ("master", [("step8", "sleeping past the total")], 16, "timeout"),
+    # issue 56: the grader's own reads of learner bytes, and its terminal
+    "quadratic_string_notebook_8_mib": ("file", "quadratic-string", 0, "not a notebook"),
+    "quadratic_answers_line": ("master", [("last", _QUADRATIC_LINE)], 20, "ok"),
+    "newline_cell_100000": ("master", [("last", "\n" * 100000)], 20, "ok"),
+    "rerun_output_flood_1_gib": ("master", [("step6", _RERUN_FLOOD)], 20, "ok"),
+    "terminal_escapes_in_the_name": ("master", [], 20, "ok"),
+    "terminal_escapes_in_the_status": ("blank", [("first", _TERMINAL_STATUS)], 0, "the notebook could not be run"),
 }
 FORMULA_NAME = '=HYPERLINK("mailto:x@example.com","open"),1'
 # the honest submissions graded beside the attacks, each placed next to one that takes a machine's resources
 NEIGHBOURS = {"honest_master": 20, "honest_blank": 0, "honest_median_without_spread": 19}
+# and beside every other attack, the master (issue 56: graded two at a time, an honest neighbour loses nothing)
+NEIGHBOURS.update({f"honest_beside_{k}": 20 for k in ATTACKS
+                   if k not in ("busy_neighbour_40_processes", "memory_hog_12_gib", "process_flood_3000")})
 
 
 def attack_order() -> list[str]:
-    """The attacks and the honest neighbours in the order they are graded (two at a time: each of the three
-    resource attacks has an honest submission right beside it)."""
-    order = [k for k in ATTACKS if k not in ("busy_neighbour_40_processes", "memory_hog_12_gib",
-                                               "process_flood_3000")]
+    """The attacks and the honest neighbours in the order they are graded (two at a time: every attack has an
+    honest submission right beside it; each of the three resource attacks one of its own kind)."""
+    order = []
+    for k in ATTACKS:
+        if k not in ("busy_neighbour_40_processes", "memory_hog_12_gib", "process_flood_3000"):
+            order += [k, f"honest_beside_{k}"]
     return (["busy_neighbour_40_processes", "honest_master", "memory_hog_12_gib", "honest_median_without_spread",
              "process_flood_3000", "honest_blank"] + order)
 
 
 def attack_file_name(kind: str, i: int) -> str:
+    if kind == "terminal_escapes_in_the_name":
+        return f"{TERMINAL_NAME}.ipynb"
     return f"{FORMULA_NAME}.ipynb" if kind == "spreadsheet_formula_name" else f"a{i:02d}_{kind}.ipynb"
 
 
@@ -446,8 +485,9 @@ def _with_cells(nb: dict, cells: list, cell_timeout: float, total_timeout: float
             i = next(k for k, c in enumerate(out) if "print(banner(" in "".join(c["source"])) + 1
         elif where == "last":
             i = next(k for k, c in enumerate(out) if "explorers.LabSweep" in "".join(c["source"]))
-        elif where == "step8":
-            i = next(k for k, c in enumerate(out) if "".join(c["source"]).lstrip().startswith("## Step 8")) + 1
+        elif where in ("step6", "step8"):
+            i = next(k for k, c in enumerate(out)
+                     if "".join(c["source"]).lstrip().startswith(f"## Step {where[-1]}")) + 1
         else:
             i = len(out)
         out[i:i] = new
@@ -462,7 +502,7 @@ def make_attack(kind: str, i: int, folder: Path, blank: Path, master: Path, else
     folder, elsewhere = Path(folder), Path(elsewhere)
     dst = folder / attack_file_name(kind, i)
     if kind in NEIGHBOURS:
-        if kind == "honest_master":
+        if kind == "honest_master" or kind.startswith("honest_beside_"):
             dst.write_text(Path(master).read_text())
         elif kind == "honest_blank":
             dst.write_text(Path(blank).read_text())
@@ -476,6 +516,8 @@ def make_attack(kind: str, i: int, folder: Path, blank: Path, master: Path, else
         return dst
     if how == "nested":
         dst.write_bytes(b"[" * 200000 + b"]" * 200000)
+    elif how == "quadratic-string":                 # an object, 1 deep, whose one string never closes: 8 MiB
+        dst.write_bytes(b'{"cells": [], "x": "' + b'\\"' * (4 << 20))
     elif how == "symlink-master-absolute":
         os.symlink(Path(master).resolve(), dst)
     elif how == "symlink-master-relative":
@@ -510,4 +552,77 @@ def make_attacks(folder: Path, blank: Path, master: Path, elsewhere: Path, cell_
         learner = p.name[:-len(".ipynb")]
         out[learner] = (kind, NEIGHBOURS[kind], "ok") if kind in NEIGHBOURS else (kind, ATTACKS[kind][2],
                                                                                  ATTACKS[kind][3])
+    return out
+
+
+# ------------------------------------------------------------------ honest variants (issue 56): full marks, each
+# The master's solutions written the ways learners write them -- saved by an older Jupyter, a constant or a helper
+# set in an earlier step and used in step 6, the plan as a lambda, cells of their own added, cells run out of
+# order while working -- each deserving 20 of 20: the grader re-runs the notebook as it runs, top to bottom.
+def _replace_once(nb: dict, old: str, new: str, name: str) -> None:
+    hits = 0
+    for c in nb["cells"]:
+        src = "".join(c["source"])
+        if old in src:
+            c["source"] = src.replace(old, new)
+            hits += 1
+    if hits != 1:
+        raise FixtureError(f"honest variant {name}: {hits} cells hold {old!r}, expected exactly one")
+
+
+_STEP5 = 'offender_fails = "no_cross_block_reduction"  # SOLUTION'
+_PLAN = ("def plan(n):\n    # threads per block, elements each thread adds, and the blocks that cover n\n"
+         "    block = 32  # SOLUTION\n    ept = 1  # SOLUTION\n    grid = -(-n // (block * ept))  # SOLUTION\n"
+         "    return grid, block, ept\n")
+HONEST = {
+    "nbformat_3": "the master saved as nbformat 3 (worksheets, `input`, `prompt_number`)",
+    "constant_from_step_5": "block = BLOCK, a constant set in step 5's cell",
+    "helper_from_step_5": "the grid from a helper function defined in step 5's cell",
+    "plan_as_lambda": "plan = lambda n: (...), no def",
+    "extra_cells": "the learner's own markdown and code cells between the steps (notes, a scratch check)",
+    "executed_out_of_order": "cells run out of order while working (execution counts scrambled), in order top to "
+                             "bottom",
+}
+
+
+def _cell(kind: str, source: str) -> dict:
+    c = {"cell_type": kind, "metadata": {}, "source": source}
+    if kind == "code":
+        c.update(execution_count=None, outputs=[])
+    return c
+
+
+def make_honest(solutions: Path, name: str, out: Path) -> Path:
+    """The honest variant `name` (HONEST) of the solutions notebook, written to `out`."""
+    nb = json.loads(Path(solutions).read_text())
+    if name == "nbformat_3":
+        import nbformat
+        book = nbformat.convert(nbformat.reads(json.dumps(nb), as_version=4), 3)
+        out.write_text(nbformat.writes(book, version=3))
+        return out
+    if name == "constant_from_step_5":
+        _replace_once(nb, _STEP5, _STEP5 + "\nBLOCK = 32                 # threads per block for my step-6 fix", name)
+        _replace_once(nb, "    block = 32  # SOLUTION\n", "    block = BLOCK\n", name)
+    elif name == "helper_from_step_5":
+        _replace_once(nb, _STEP5, _STEP5 + "\n\n\ndef blocks_for(n, block, ept):\n"
+                                           "    return -(-n // (block * ept))     # enough blocks to cover n\n", name)
+        _replace_once(nb, "    grid = -(-n // (block * ept))  # SOLUTION\n", "    grid = blocks_for(n, block, ept)\n",
+                      name)
+    elif name == "plan_as_lambda":
+        _replace_once(nb, _PLAN, "plan = lambda n: (-(-n // 32), 32, 1)      # (grid, block, ept)\n", name)
+    elif name == "extra_cells":
+        cells = nb["cells"]
+        for anchor, new in (("## Step 6", [_cell("markdown", "My notes: one thread an element, 32 a block."),
+                                           _cell("code", "import math\nprint(math.ceil(7168 / 32), 'blocks')")]),
+                            ("## Step 3", [_cell("code", "print(len(table), 'launch shapes')")]),
+                            ("## Step 8", [_cell("code", "checked = [plan(n) for n in (1, 7168)]\nprint(checked)")])):
+            i = next(k for k, c in enumerate(cells) if "".join(c["source"]).lstrip().startswith(anchor))
+            cells[i:i] = new
+    elif name == "executed_out_of_order":
+        ran = [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+        for k, cell in enumerate(ran):                   # the last cell run first, and so on up
+            cell["execution_count"] = len(ran) - k + 40
+    else:
+        raise FixtureError(f"no honest variant {name!r}")
+    out.write_text(json.dumps(nb))
     return out

@@ -187,13 +187,25 @@ def q4(a: dict, ref: dict) -> list:
              "diagnosis: far off its floor and tight over the reps -- which alternatives does that rule out?")]
 
 
+def _axis_lacks(got, right: dict, name: str) -> str:
+    """What a learner's entry for one candidate lacks, in their terms -- never the reference's reasoning, nor which
+    way a property goes: not a dict, the properties it leaves out, else how many of the three are wrong."""
+    if not isinstance(got, dict):
+        return f"{name}: not a dict of the three properties"
+    missing = [p for p in PROPERTIES if not isinstance(got.get(p), bool)]
+    if missing:
+        return f"{name}: no True/False for {', '.join(missing)}"
+    n = sum(got[p] != right[p] for p in PROPERTIES)
+    return f"{name}: {n} of its three properties {'is' if n == 1 else 'are'} not right -- check each against §3-§4"
+
+
 def q5(a: dict, ref: dict) -> list:
     axes = a["axes"]
     ok = isinstance(axes, dict) and set(axes) == set(ref["axes"]) and all(
         isinstance(axes[n], dict) and {p: axes[n].get(p) for p in PROPERTIES} == ref["axes"][n] for n in ref["axes"])
     wrong = [n for n in ref["axes"] if not (isinstance(axes, dict) and isinstance(axes.get(n), dict)
                                             and {p: axes[n].get(p) for p in PROPERTIES} == ref["axes"][n])]
-    why = "; ".join(f"{n}: {ref['axes_why'][n]}" for n in wrong[:1])
+    why = "; ".join(_axis_lacks(axes.get(n) if isinstance(axes, dict) else None, ref["axes"][n], n) for n in wrong)
     return [(1, ok, "axes: the three properties for each candidate" + (f" ({why})" if why else "")),
             (1, a["offender_fails"] == "no_cross_block_reduction",
              "offender_fails: which property does splitting a norm's row across blocks break?")]

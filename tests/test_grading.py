@@ -54,7 +54,7 @@ def test_a_folder_grades_into_a_csv_with_exact_points(assigned, tmp_path):
     for name, (_, _, lost) in fx.FIXTURES.items():
         got = {q: full[q] - by[name].points[q] for q in grading.tests().QUESTIONS if full[q] != by[name].points[q]}
         assert got == lost, (name, got)
-    assert by["broken"].status == "not a notebook" and by["broken"].total == 0
+    assert by["broken"].status.startswith("not a notebook") and by["broken"].total == 0
     with path.open() as f:
         table = {r["learner"]: r for r in csv.DictReader(f)}
     assert table["ada"]["total"] == "20" and table["ada"]["possible"] == "20" and table["blank"]["total"] == "0"
@@ -140,6 +140,17 @@ def test_the_kept_benchmark_graded_every_attack_as_root_and_each_held():
         "attack_fixtures_held": len(fx.ATTACKS), "zero_knowledge_score_pct": 0,
         "one_bad_submission_stops_run": False}
     assert head["resource_limits"] == rep["resource_limits"]
+    # issue 56's figures, under 09
+    assert head["grader_parse_seconds_max"] == max(rep["grader_parse_seconds"].values()) <= 2
+    assert head["grader_peak_rss_mb_flood"] <= 1024 and head["control_chars_in_outputs"] == 0
+    assert head["honest_variants"] == head["honest_variants_full_marks"] == len(fx.HONEST) >= 6
+    assert head["neighbour_points_lost"] == 0 and rep["neighbours"] >= len(fx.ATTACKS)
+    assert any("RLIMIT_AS" in x for x in head["limits_without_cgroups"])
+    assert not any(x.startswith("memory") for x in head["limits_without_cgroups"])      # never without a cgroup
+    measured = rep["limits_without_cgroups_measured"]
+    assert measured["grader_as_root"]["processes_started"] == 400
+    if "grader_as_an_ordinary_user" in measured:
+        assert measured["grader_as_an_ordinary_user"]["processes_started"] < 256
 
 
 @sandboxed
@@ -232,6 +243,37 @@ def test_every_attack_is_graded_as_it_deserves_beside_honest_work(assigned, tmp_
     assert rep["attack_fixtures"] == rep["attack_fixtures_held"] == len([k for k in fx.ATTACKS if k not in skip])
     assert rep["attack_fixtures"] >= 15
     assert rep["zero_knowledge_score_pct"] == 0 and rep["sandbox_capabilities"] == 0 and rep["sandbox_uid_nonzero"]
+    # issue 56: every attack has an honest neighbour graded beside it, and none lost a point; the grader's own
+    # memory stayed bounded through the floods (the re-run's 1 GiB among them); nothing it wrote drives a terminal
+    assert rep["neighbours"] >= rep["attack_fixtures"] and rep["neighbour_points_lost"] == 0
+    assert rep["grader_peak_rss_mb_flood"] <= 1024 and rep["control_chars_in_outputs"] == 0
+
+
+@pytest.mark.slow                                # six submissions graded (~1 min)
+@sandboxed
+def test_honest_variants_written_in_ordinary_ways_get_full_marks(assigned, tmp_path):
+    """Issue 56: the master saved as nbformat 3, a constant or a helper from step 5, the plan as a lambda, extra
+    cells, cells run out of order -- each graded as a class is, each 20 of 20 with its re-run clean."""
+    got = grading.honest(assigned, tmp_path / "honest", jobs=2, cell_timeout=30)
+    assert sorted(got) == sorted(fx.HONEST) and len(got) >= 6
+    wrong = {k: v for k, v in got.items() if not (v["got"] == v["of"] == 20 and v["status"] == "ok")}
+    assert wrong == {}, wrong
+
+
+def test_each_honest_variant_is_what_it_says(tmp_path):
+    """The variants are real: each differs from the master where it says (checked on the notebook's text)."""
+    master = grading.MASTER.read_text()
+    texts = {k: fx.make_honest(grading.MASTER, k, tmp_path / f"{k}.ipynb").read_text() for k in fx.HONEST}
+    assert '"worksheets"' in texts["nbformat_3"] and '"nbformat": 3' in texts["nbformat_3"]
+    assert "block = BLOCK" in texts["constant_from_step_5"] and "BLOCK = 32" in texts["constant_from_step_5"]
+    assert "blocks_for(n, block, ept)" in texts["helper_from_step_5"]
+    assert "plan = lambda n:" in texts["plan_as_lambda"] and "def plan(n)" not in texts["plan_as_lambda"]
+    assert texts["extra_cells"].count('"cell_type"') == master.count('"cell_type"') + 4
+    counts = [c.get("execution_count") for c in json.loads(texts["executed_out_of_order"])["cells"]
+              if c["cell_type"] == "code"]
+    assert counts == sorted(counts, reverse=True) and len(set(counts)) == len(counts)
+    with pytest.raises(fx.FixtureError):
+        fx.make_honest(grading.MASTER, "no_such_variant", tmp_path / "x.ipynb")
 
 
 @sandboxed

@@ -65,20 +65,33 @@ def test_a_hard_link_is_taken_only_when_every_name_is_in_the_folder(tmp_path):
     assert intake.intake(subs / "ada.ipynb", found["ada.ipynb"]) == b"{}"             # two learners, one file
 
 
-def test_what_is_a_notebook():
+def test_what_may_be_a_notebook_is_decided_by_two_linear_looks_in_the_grader():
     nb = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
     assert intake.notebook_or_why(nb) is None
+    assert intake.notebook_or_why(b"  \n\t" + nb) is None                       # blanks before the object
     assert intake.notebook_or_why(json.dumps({"worksheets": [], "nbformat": 3}).encode()) is None   # nbformat 3
-    assert intake.notebook_or_why(b"[1, 2]") == "not a notebook (no cells)"
-    assert intake.notebook_or_why(b'{"cells": 5}') == "not a notebook (no cells)"
-    assert intake.notebook_or_why(b"\xff\xfe") == "not a notebook"
-    assert intake.notebook_or_why(b"not json") == "not a notebook"
-    deep = b'{"cells": [' + b"[" * 70 + b"]" * 70 + b"]}"
+    for not_an_object in (b"[1, 2]", b"\xff\xfe", b"not json", b"", b"   ", b'"{"'):
+        assert intake.notebook_or_why(not_an_object) == "not a notebook (not a JSON object)"
+    assert intake.notebook_or_why(b'{"cells": ' + b"[" * 63 + b"]" * 63 + b"}") is None           # 64 deep
+    deep = b'{"cells": [' + b"[" * 63 + b"]" * 63 + b"]}"                                             # 65 deep
     assert intake.notebook_or_why(deep) == "not a notebook (nested deeper than 64 levels)"
 
 
+def test_the_collector_says_not_a_notebook_from_inside_for_json_that_is_not_one(tmp_path):
+    import io
+    from launchlab.faces import collect
+    for i, text in enumerate(('{"cells": 5}', '{"cells": [', "{not json", '{"worksheets": "x", "nbformat": 3}')):
+        p = tmp_path / f"n{i}.ipynb"
+        p.write_text(text)
+        sink = io.StringIO()
+        collect.collect(str(p), sink, ["x"])
+        got = runner._lines(sink.getvalue().encode())
+        assert len(got) == 1 and got[0]["final"] is True and got[0]["answers"] == {}
+        assert isinstance(got[0]["not_a_notebook"], str) and got[0]["not_a_notebook"]
+
+
 # ------------------------------------------------------------------ the grade book
-@pytest.mark.parametrize("name", ["=HYPERLINK(\"x\",1)", "+1", "-1", "@SUM(A1)", "\tx", "\rx"])
+@pytest.mark.parametrize("name", ["=HYPERLINK(\"x\",1)", "+1", "-1", "@SUM(A1)", "\tx"])
 def test_a_name_a_spreadsheet_would_run_is_text(name):
     assert gradebook.spreadsheet_safe(name) == "'" + name
 
@@ -110,6 +123,30 @@ def test_the_sheet_has_each_row_as_soon_as_it_is_added(tmp_path):
     assert not (tmp_path / "grades.csv.tmp").exists()
 
 
+# ------------------------------------------------------------------ control characters made visible (issue 56)
+def test_every_c0_and_c1_control_is_shown_as_an_escape_and_nothing_else_is_touched():
+    for o in range(0x20):                              # C0: all but tab; newline only where allowed
+        ch = chr(o)
+        want = ch if ch == "\t" else f"\\x{o:02x}"
+        assert gradebook.visible(ch) == want
+        assert gradebook.visible(ch, newlines=True) == (ch if ch in "\t\n" else want)
+    for o in range(0x7F, 0xA0):                        # DEL and C1 (0x9B is a one-byte CSI)
+        assert gradebook.visible(chr(o)) == f"\\x{o:02x}"
+    for ch in "\u202e\u2066\u200f\u061c":                # bidirectional controls
+        assert gradebook.visible(ch) == f"\\u{ord(ch):04x}"
+    for ok in (" ", "~", "\xa0", "é", "→", "\u2028x"[1:], "Ωmega", "日本"):   # first printable, last ASCII, NBSP, ...
+        assert gradebook.visible(ok) == ok
+
+
+def test_a_name_or_status_that_would_move_the_cursor_is_one_plain_field():
+    name = "\x1b[1A\x1b[2K\rada,20,20\x1b]0;pwned\x07\n=1+1"
+    field = gradebook.spreadsheet_safe(name)
+    assert field == "\\x1b[1A\\x1b[2K\\x0dada,20,20\\x1b]0;pwned\\x07\\x0a=1+1"
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in field)
+    assert gradebook.spreadsheet_safe("\x1b=1") == "\\x1b=1"          # escaped first: no longer a formula's start
+    assert gradebook.spreadsheet_safe("=\x1b") == "'=\\x1b"
+
+
 # ------------------------------------------------------------------ the answers channel, as read
 def test_only_json_objects_with_answers_are_read_from_the_channel():
     good = {"answers": {"x": {"value": 1}}, "events": [], "final": True}
@@ -138,3 +175,23 @@ def test_a_limit_already_lower_is_kept_not_raised():
     assert (low.returncode, low.stdout.strip()) == (0, "(30, 30)"), low.stderr[-300:]
     free = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert free.stdout.strip() == "(65, 65)", free.stderr[-300:]
+
+
+def test_control_characters_are_counted_as_a_terminal_would_act_on_them():
+    from launchlab.faces import grading
+    assert grading.control_chars_in("plain text\twith a tab\nand a newline\r\n") == 0   # the CSV's own line end
+    assert grading.control_chars_in("a\rb") == 1 and grading.control_chars_in("\r") == 1     # a lone CR moves
+    assert grading.control_chars_in("\x1b[2J\x07\x00\x7f\x9b\u202e") == 6
+    assert grading.control_chars_in("\x1f \x20 ~ \xa0 é") == 1                  # 0x1F is the last C0; 0xA0 is not
+    assert grading.control_chars_in("a\r\nb\r\n") == 0 and grading.control_chars_in("a\r\rb") == 2   # CR LF only
+    assert grading.control_chars_in("\t\x1b\n\x07X") == 2                     # counted after a tab or newline too
+    assert grading.control_chars_in(gradebook.visible("\x1b]0;t\x07\r\n\u2066", newlines=True)) == 0
+
+
+def test_the_limits_statement_says_each_limit_and_whether_it_holds():
+    from launchlab.faces import grading
+    held = [("memory 3072 MiB per submission (x)", False), ("file size 256 MiB per file (RLIMIT_FSIZE)", True)]
+    assert grading.limits_statement(held) == ("limits of each submission here:\n"
+                                              "  DOES NOT HOLD: memory 3072 MiB per submission (x)\n"
+                                              "  holds: file size 256 MiB per file (RLIMIT_FSIZE)\n")
+    assert grading.limits_statement([]) == "limits of each submission here:\n"

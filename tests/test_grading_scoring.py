@@ -195,9 +195,19 @@ def test_each_checks_message_is_what_the_learner_reads():
     axes = dict(right()["axes"], mla_split={"no_cross_block_reduction": True, "no_duplicated_reads": True,
                                             "layout_unchanged": True})
     (_, ok, msg), _ = t.q5({"axes": axes, "offender_fails": "no_cross_block_reduction"}, REF)
-    assert not ok and msg == ("axes: the three properties for each candidate (mla_split: softmax over the context "
-                              "is a reduction: splits need a combine, which reassociates (not bit-identical across "
-                              "split counts, §8).)")
+    assert not ok and msg == ("axes: the three properties for each candidate (mla_split: 1 of its three properties "
+                              "is not right -- check each against §3-§4)")
+    assert REF["axes_why"]["mla_split"][:30] not in msg                  # the reference's reasoning is never quoted
+    axes = dict(right()["axes"], rms_norm={"no_cross_block_reduction": True, "no_duplicated_reads": False,
+                                           "layout_unchanged": True},
+                kda_step={"no_cross_block_reduction": True}, mla_split=[True, False, True])
+    (_, ok, msg), _ = t.q5({"axes": axes, "offender_fails": "no_cross_block_reduction"}, REF)
+    assert not ok and msg == ("axes: the three properties for each candidate (rms_norm: 2 of its three properties "
+                              "are not right -- check each against §3-§4; kda_step: no True/False for "
+                              "no_duplicated_reads, layout_unchanged; mla_split: not a dict of the three properties)")
+    assert not any(REF["axes_why"][n][:30] in msg for n in REF["axes_why"])
+    (_, ok, msg), _ = t.q5({"axes": "all fine", "offender_fails": "x"}, REF)
+    assert not ok and msg.count("not a dict of the three properties") == 3
 
 
 def test_an_answer_a_check_cannot_read_costs_its_question_and_says_why(monkeypatch):
@@ -358,8 +368,8 @@ MESSAGES = {
            "your offender",
            "spread_pct: a median needs its spread -- the robust spread over the reps, in %",
            "diagnosis: far off its floor and tight over the reps -- which alternatives does that rule out?"],
-    "q5": ["axes: the three properties for each candidate (rms_norm: sum(x^2) spans the whole row: splitting it "
-           "across blocks needs a cross-block reduction. The fix stays in one block and widens it (§2).)",
+    "q5": ["axes: the three properties for each candidate (rms_norm: not a dict of the three properties; kda_step: "
+           "not a dict of the three properties; mla_split: not a dict of the three properties)",
            "offender_fails: which property does splitting a norm's row across blocks break?"],
     "q6": ["your step 6 could not be re-run",
            "arms: A must launch your plan (LAUNCHLAB_LAB_ADD=1) and B main's (0)",

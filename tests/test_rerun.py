@@ -26,14 +26,21 @@ def ref():
     return t.references()
 
 
-def test_the_cells_of_steps_6_and_7_are_found_by_their_headings_whatever_their_metadata():
+def test_the_rerun_runs_every_code_cell_from_the_top_through_step_7_in_order_whatever_their_metadata():
     nb = json.loads(MASTER.read_text())
     got = rerun.cells(nb)
-    assert [len(got["6"]), len(got["7"])] == [2, 2] and "fix.table" in got["7"][1]   # the table after step 7 too
-    assert "def plan(n)" in got["6"][0] and "fix.rep(arms, name)" in got["6"][1] and "fix.cmp" in got["7"][0]
+    labels = [label for label, _ in got]
+    # counted by hand from the master: the banner cell, one solution cell in each of steps 1-5, two in 6 and 7
+    assert labels == ["the top, cell 1", "step 1, cell 1", "step 2, cell 1", "step 3, cell 1", "step 4, cell 1",
+                      "step 5, cell 1", "step 6, cell 1", "step 6, cell 2", "step 7, cell 1", "step 7, cell 2"]
+    src = dict(got)
+    assert "def plan(n)" in src["step 6, cell 1"] and "fix.rep(arms, name)" in src["step 6, cell 2"]
+    assert "fix.cmp" in src["step 7, cell 1"] and "fix.table" in src["step 7, cell 2"]   # the table after step 7 too
+    assert not any("BEGIN TEST CONFIG" in s or "Step 8" in s or "head_sites" in s for _, s in got)
     for c in nb["cells"]:
         c["metadata"] = {}                         # a submission that dropped the tags: the same cells
     assert rerun.cells(nb) == got
+    assert rerun.cells(json.dumps(nb).encode()) == got     # as bytes, read the way the harness reads them
 
 
 def test_the_right_fix_covers_every_width_switches_and_interleaves(tmp_path, ref):
@@ -121,3 +128,27 @@ def test_the_grader_s_verdict_on_the_gpu_counts_only_when_decisive():
     r["gpu"]["abba"]["ms"] = [14.60, 14.60, 14.60, 14.60, 14.60, 14.60]
     assert t._measured_verdict(r) == ("no measurable difference", False)
     assert t._measured_verdict({"gpu": None}) is None and t._measured_verdict({}) is None
+
+
+def test_the_live_rerun_takes_only_the_names_the_cells_above_step_6_define():
+    from launchlab.faces.rerun_harness import definitions
+    src = ("import os\nfrom launchlab.sections.s09_lab import lab\ndata = lab.data()\nBLOCK = 32\nSHAPE = (1, [2])\n"
+           "half = lambda n: n // 2\ndef blocks_for(n, b):\n    return -(-n // b)\nprint('measured')\n"
+           "class Note:\n    pass\nwidth: int = 7168\nmade = BLOCK * 2\n")
+    kept = definitions(src)
+    ns: dict = {}
+    exec(kept.replace("from launchlab.sections.s09_lab import lab\n", ""), ns)
+    assert {k for k in ns if not k.startswith("__")} == {"os", "BLOCK", "SHAPE", "half", "blocks_for", "Note",
+                                                         "width"}
+    assert "lab.data()" not in kept and "print" not in kept and "made" not in kept    # calls and derived values out
+    assert definitions("def broken(:\n") == "" and definitions("") == ""
+
+
+@pytest.mark.parametrize("variant", ["helper_from_step_5", "constant_from_step_5", "plan_as_lambda"])
+def test_the_live_rerun_s_plan_sees_what_step_5_defined(tmp_path, variant):
+    """The live re-run (on the GPU: the plan's own cell) runs here in replay, stopping where `plan` is defined:
+    a plan that uses step 5's constant or helper is still a plan."""
+    data = fx.make_honest(MASTER, variant, tmp_path / f"{variant}.ipynb").read_bytes()
+    report, status = rerun._run(data, {"widths": [7168, 1001], "upto_plan": True}, False, 60, False)
+    assert status == "ok" and report["plans"]["7168"] == {"plan": [224, 32, 1]}, report
+    assert report["plans"]["1001"] == {"plan": [32, 32, 1]} and not report["order"]       # no rep was run

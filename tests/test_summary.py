@@ -79,7 +79,8 @@ LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): 
          ("gpus", "calculator_archs_checked"): str,      # the lists issue 29 names,
          ("09", "resource_limits"): str,                 # and issue 37's,
          ("reliability", "course_live_seconds_runs"): float,    # and issue 38's,
-         ("hands", "your_turn_sections"): str, ("hands", "lab_learner_written_steps"): int}   # and issue 39's;
+         ("hands", "your_turn_sections"): str, ("hands", "lab_learner_written_steps"): int,   # and issue 39's,
+         ("09", "limits_without_cgroups"): str}                # and issue 56's;
 # every other figure is a scalar
 WORDS = {("reliability", "sandbox_source")}              # a scalar in words (which bwrap): issue 38
 

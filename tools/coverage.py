@@ -1,6 +1,7 @@
 """`make coverage`: how much of launchlab the tests run, combined over make test and the GPU tests (issue 27).
 
-    python tools/coverage.py run        make test's tests and notebooks under coverage (replay, this machine);
+    python tools/coverage.py run        make test's tests and notebooks under coverage (replay, this machine; the
+                                        tests not marked slow, spread over the CPUs as make test spreads them);
                                         every process they start is measured too ([tool.coverage.run] patch)
     python tools/coverage.py gpu OUT    on the H200: the GPU tests (-m gpu) under coverage; writes OUT/h200.coverage
                                         (commit it as data/coverage/<date>-h200.coverage) and OUT/gpu-tests.txt
@@ -45,8 +46,12 @@ def _env(data_file: Path) -> dict:
 def run() -> int:
     shutil.rmtree(BUILD, ignore_errors=True)
     BUILD.mkdir(parents=True)
-    r = _coverage("run", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "notebooks", *NBVAL,
-                  env=_env(BUILD / ".coverage"), check=False)
+    # make test's own selection and spread: the tests not marked slow, over the CPUs by pytest-xdist (each worker
+    # a process coverage measures: parallel data files, combined by `report`); with the slow ones, single-process,
+    # it ran ~110 minutes on 2 CPUs (2026-12-05)
+    jobs = os.environ.get("JOBS", "auto")
+    r = _coverage("run", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", "-n", jobs,
+                  "--dist", "loadscope", "tests", "notebooks", *NBVAL, env=_env(BUILD / ".coverage"), check=False)
     return r.returncode
 
 

@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 
+from launchlab.faces import scan
+
 MARK = "LAUNCHLAB-ANSWERS "
-OTTER_CELL = re.compile(r"^\s*(import otter\b|grader\s*=\s*otter\.|grader\.check\()", re.M)
+
+
+def otter_cell(cell) -> bool:
+    """A code cell of otter's own (launchlab.faces.scan.otter_cell: a linear look at each line's start)."""
+    return cell.cell_type == "code" and scan.otter_cell("".join(cell.source))
 
 READ_ANSWERS = r'''
 def __launchlab_plain(v, depth=0):
@@ -82,12 +87,9 @@ def steps(cells) -> list[str | None]:
     out, step = [], None
     for c in cells:
         if c.cell_type == "markdown":
-            src = "".join(c.source)
-            m = re.match(r"\s*##\s*Step\s+(\d+)", src)
-            if m:
-                step = f"q{m.group(1)}"
-            elif re.match(r"\s*##(?!#)", src):
-                step = None
+            said = scan.step_heading("".join(c.source))
+            if said is not None:
+                step = said or None
         out.append(step)
     return out
 
@@ -120,8 +122,17 @@ def collect(path: str, out, names: list[str], cell_timeout: float = 120) -> dict
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    nb = nbformat.read(path, as_version=4)
-    nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and OTTER_CELL.search("".join(c.source)))]
+    sink = open(out, "w") if isinstance(out, str) else out
+    try:
+        nb = nbformat.read(path, as_version=4)
+        if not isinstance(nb.get("cells"), list):
+            raise ValueError("no list of cells")
+        nb.cells = [c for c in nb.cells if not otter_cell(c)]
+    except Exception as e:                       # noqa: BLE001 - any file that is not a notebook says why, once
+        sink.write("\n" + json.dumps({"answers": {}, "events": [], "final": True,
+                                      "not_a_notebook": f"{type(e).__name__}: {str(e)[:160]}"}) + "\n")
+        sink.flush()
+        return {"answers": {}, "events": []}
     owner = steps(nb.cells)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     last_of_step = {i for k, i in enumerate(code) if k + 1 == len(code) or owner[code[k + 1]] != owner[i]}
@@ -129,7 +140,6 @@ def collect(path: str, out, names: list[str], cell_timeout: float = 120) -> dict
                             interrupt_on_timeout=True, record_timing=False)
     events: list = []
     answers: dict = {}
-    sink = open(out, "w") if isinstance(out, str) else out
 
     def emit(final: bool) -> None:
         # a newline first: a line the notebook's own code left unfinished on this channel ends before ours

@@ -1,9 +1,12 @@
 """The grade book: grades.csv written as each submission's row is done, and the names under feedback/ and
 report/, safe whatever a learner names a file.
 
-Every field of grades.csv passes `spreadsheet_safe`: a leading = + - @ (or a tab or CR: OWASP's "CSV injection"
-list) is quoted with an apostrophe, so a submission named `=HYPERLINK("http://...","x").ipynb` is text in a
-spreadsheet, not a formula. `file_name` makes a learner's name a plain file name (no path, not hidden).
+Every field of grades.csv passes `spreadsheet_safe`: its control characters made visible (`visible`), then a
+leading = + - @ (or a tab or CR: OWASP's "CSV injection" list) quoted with an apostrophe, so a submission named
+`=HYPERLINK("http://...","x").ipynb` is text in a spreadsheet, not a formula, and one whose name or output holds
+ESC [ 1 A (cursor up), ESC ] 0 ; (a window title), a carriage return or a backspace moves nothing on the
+instructor's terminal when `grade` prints the sheet: it reads `\x1b[1A`. Feedback and reports are written through
+`visible` too, their own newlines kept. `file_name` makes a learner's name a plain file name (no path, not hidden).
 """
 from __future__ import annotations
 
@@ -13,9 +16,39 @@ import threading
 from pathlib import Path
 
 
-def spreadsheet_safe(text: str) -> str:
-    """A CSV field a spreadsheet shows as text: a leading = + - @ (or tab, CR) would make it a formula."""
+# Unicode's bidirectional controls: invisible, and they reorder what a terminal or an editor shows (Trojan Source,
+# CVE-2021-42574); shown as escapes beside the C0 and C1 controls
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _shown(ch: str) -> str:
+    o = ord(ch)
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def visible(text, newlines: bool = False) -> str:
+    """`text` with every C0 and C1 control character (ESC, CSI, OSC, BEL, backspace, carriage return, NUL, DEL, ...)
+    and every bidirectional control replaced by a visible escape (`\x1b`, `\u202e`); tab kept, and newline kept
+    only where `newlines` allows one. Linear in the text."""
     text = str(text)
+    if text.isprintable() and text.isascii():
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\t" or (ch == "\n" and newlines):
+            out.append(ch)
+        elif o < 0x20 or 0x7F <= o < 0xA0 or ch in BIDI:
+            out.append(_shown(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A CSV field a spreadsheet shows as text and a terminal shows as it is: control characters made visible
+    (no newline kept: a field that broke its line could forge a row), then a leading = + - @ (or tab) quoted."""
+    text = visible(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 

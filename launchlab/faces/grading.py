@@ -47,7 +47,7 @@ from pathlib import Path
 
 from launchlab import sections
 from launchlab.core import mode, paths, provenance
-from launchlab.faces import confine, course, gradebook, intake, rerun, runner, sandbox
+from launchlab.faces import confine, course, gradebook, intake, rerun, runner, sandbox, scan
 
 ROOT = paths.ROOT
 # The graded lab's files, from the section whose manifest declares a graded lab (launchlab.sections)
@@ -165,6 +165,7 @@ def answer_names(t) -> list[str]:
 
 # ------------------------------------------------------------------ step 2 in a process of its own, and the class
 SCORING_SECONDS = 60.0          # step 2 for one submission, all questions (an honest one takes well under 1 s)
+SCORING_BYTES = 1 << 20         # what is kept of its output: a JSON line per question (an honest one: ~3 KB)
 
 
 def _plain_answers(collected) -> tuple[dict, dict]:
@@ -210,19 +211,27 @@ def checks_isolated(values: dict, ref: dict, timeout: float = SCORING_SECONDS) -
     conf = confine.Confinement(sandbox.Limits(address_space_bytes=4096 << 20, cpu_seconds=int(timeout) + 5),
                                use_cgroups=False)
     job = json.dumps({"tests": str(TESTS), "answers": values, "ref": ref}).encode()
-    p = subprocess.Popen(conf.wrap([sys.executable, "-I", str(Path(__file__).with_name("scoring.py"))]),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
-    out: dict = {}
+    mem = os.memfd_create("scoring-job", 0)
+    os.write(mem, job)
+    os.lseek(mem, 0, os.SEEK_SET)
+    out_r, out_w = os.pipe()
     try:
-        stdout, _ = p.communicate(job, timeout=timeout)
-    except subprocess.TimeoutExpired:
+        p = subprocess.Popen(conf.wrap([sys.executable, "-I", str(Path(__file__).with_name("scoring.py"))]),
+                             stdin=mem, stdout=out_w, stderr=subprocess.DEVNULL, start_new_session=True)
+        os.close(out_w)
+        out_w = None
+        got, _ = runner.drain(p, {out_r: SCORING_BYTES}, time.monotonic() + timeout, grace=1.0)
         p.kill()
-        stdout, _ = p.communicate()
-    for line in stdout.splitlines():
+        p.wait()
+    finally:
+        for fd in (mem, out_r, out_w):
+            if fd is not None:
+                os.close(fd)
+    out: dict = {}
+    for line in got[out_r][0].splitlines():
         try:
-            got = json.loads(line)
-            out[got["q"]] = [(float(pt), bool(ok), str(msg)) for pt, ok, msg in got["checks"]]
+            got_q = json.loads(line)
+            out[got_q["q"]] = [(float(pt), bool(ok), str(msg)) for pt, ok, msg in got_q["checks"]]
         except (ValueError, KeyError, TypeError):
             continue
     for q in t.QUESTIONS:
@@ -272,15 +281,16 @@ def score(collected, ref: dict, t, learner: str = "", check=None, rerun_facts: d
             lines += [f"  lost {p:g}: {msg}" for p, ok, msg in checks[q] if not ok]
         fb += lines
         rep += lines + [f"  {'passed' if ok else 'FAILED'} ({p:g}): {msg}" for p, ok, msg in checks[q]]
-    g.feedback = "\n".join(fb)
-    g.report = "\n".join(rep) + "\n\nanswers: " + json.dumps(values)[:4000]
+    # every line as a terminal shows it: a learner's message that holds ESC, CR or a newline of its own moves nothing
+    g.feedback = "\n".join(gradebook.visible(line) for line in fb)
+    g.report = "\n".join(gradebook.visible(line) for line in rep) + "\n\nanswers: " + json.dumps(values)[:4000]
     return g
 
 
 def rerun_or_why(data: bytes, sandboxed: bool, gpu: bool = False, measurer=None) -> dict:  # pragma: no mutate block (not scoring)
     """The re-run of steps 6-7 (launchlab.faces.rerun); whatever goes wrong is its status, never an exception."""
     try:
-        return rerun.facts(json.loads(data), sandboxed, gpu, measurer)
+        return rerun.facts(data, sandboxed, gpu, measurer)
     except Exception as e:                   # noqa: BLE001 - one submission's failure is that submission's
         return {"status": f"the grader could not re-run steps 6-7 ({type(e).__name__}: {str(e)[:200]})",
                 "widths": {}, "arms": {}, "order": None, "blocks_at_n": None, "gpu": None}
@@ -303,7 +313,8 @@ def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: flo
             g = score(why, ref, t, learner)
         else:
             collected = runner.collect(data, answer_names(t), sandboxed, cell_timeout, total_timeout, limits)
-            facts = rerun_or_why(data, sandboxed, gpu, measurer)
+            facts = (None if collected.status.startswith("not a notebook")        # said from inside: no re-run
+                     else rerun_or_why(data, sandboxed, gpu, measurer))
             g = score(collected, ref, t, learner, check=checks_isolated, rerun_facts=facts)
             g.rerun = facts
     except Exception as e:                   # noqa: BLE001 - one submission's failure is that submission's
@@ -312,9 +323,26 @@ def grade_one(submission: Path, ref: dict, t, sandboxed: bool, cell_timeout: flo
     return g
 
 
+def limits_here(limits: sandbox.Limits = sandbox.LIMITS) -> tuple[list[tuple[str, bool]], bool]:  # pragma: no mutate block (not scoring)
+    """Every documented limit and whether it holds on this machine for this user (confine.Confinement.holds), and
+    whether memory and processes are bounded as documented."""
+    conf = confine.Confinement(limits)
+    try:
+        return conf.holds(), conf.bounded()
+    finally:
+        conf.close()
+
+
+def limits_statement(held: list[tuple[str, bool]]) -> str:
+    """What `grade` says before the first submission: each limit, holding or not."""
+    return "limits of each submission here:\n" + "".join(
+        f"  {'holds' if ok else 'DOES NOT HOLD'}: {text}\n" for text, ok in held)
+
+
 def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int = 2, timeout: float = 120,
                  sandboxed: bool | None = None, total_timeout: float | None = None,
-                 limits: sandbox.Limits = sandbox.LIMITS, gpu: bool = False) -> tuple[Path, list[Graded], float]:  # pragma: no mutate block (not scoring)
+                 limits: sandbox.Limits = sandbox.LIMITS, gpu: bool = False,
+                 accept_weaker_limits: bool | None = None, say=None) -> tuple[Path, list[Graded], float]:  # pragma: no mutate block (not scoring)
     """Grade every *.ipynb in `folder`: grades.csv (written as rows finish), feedback/<learner>.txt and
     report/<learner>.txt (+ .log, what it printed) under `out`; (csv, rows, seconds). `timeout` is per cell,
     `total_timeout` per submission (default max(600, 4 x timeout)). Each submission runs in the sandbox
@@ -333,6 +361,15 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
         sandboxed = True
     elif sandboxed and why:
         raise GradingError(f"no sandbox here: {why}")
+    held, bounded = limits_here(limits)
+    (say or (lambda text: print(text, end="", file=sys.stderr)))(limits_statement(held))
+    if accept_weaker_limits is None:
+        accept_weaker_limits = os.environ.get(confine.ACCEPT_WEAKER, "") == "1"
+    if sandboxed and not bounded and not accept_weaker_limits:
+        missing = "; ".join(text for text, ok in held if not ok)
+        raise GradingError(f"a submission's memory and processes cannot be bounded here ({missing}): grade "
+                           f"untrusted work where cgroups can be made (root, or a delegated cgroup v2), or accept "
+                           f"the weaker limits above: python -m launchlab grade DIR --accept-weaker-limits")
     total_timeout = total_timeout or max(600.0, 4 * timeout)
     try:
         runner.preflight(sandboxed, limits=limits)
@@ -352,12 +389,12 @@ def grade_folder(folder: Path, out: Path = ROOT / "build" / "grade", jobs: int =
 
     def one(sub):
         r = grade_one(sub[0], ref, t, sandboxed, timeout, total_timeout, sub[1], limits, gpu, measurer)
-        head = (f"{r.learner}: {r.total:g} / {r.out_of:g} ({r.status})\n"
+        head = (f"{gradebook.visible(r.learner)}: {r.total:g} / {r.out_of:g} ({gradebook.visible(r.status)})\n"
                 + "".join(f"  {q}: {r.points.get(q, 0.0):g} / {r.possible.get(q, 0.0):g}\n" for q in t.QUESTIONS))
         name = gradebook.file_name(r.learner)
         (fb / f"{name}.txt").write_text(f"{head}\n{r.feedback}\n")
         (rep / f"{name}.txt").write_text(f"{head}\n{r.report}\n")
-        (rep / f"{name}.log").write_bytes(r.log)
+        (rep / f"{name}.log").write_text(gradebook.visible(r.log.decode("utf-8", "replace"), newlines=True))
         if r.rerun is not None:
             (rep / f"{name}.rerun.json").write_text(json.dumps(r.rerun, indent=1) + "\n")
         sheet.add(r)
@@ -453,6 +490,17 @@ def benchmark(n: int = 30, jobs: int = 2, out: Path = ROOT / "build" / "grade-be
            "hang_partial_credit": ("hang_in_step_5" in by and by["hang_in_step_5"].total == CHEATS["hang_in_step_5"][3]
                                    and by["hang_in_step_5"].points["q5"] == 0)}
     rep.update(attacks(a, out / "attacks", jobs, cell_timeout, attack_total_timeout, sandboxed))
+    variants = honest(a, out / "honest", jobs, cell_timeout, sandboxed)
+    rep["honest"] = variants
+    rep["honest_variants"] = len(variants)
+    rep["honest_variants_full_marks"] = sum(v["got"] == v["of"] and v["status"] == "ok" for v in variants.values())
+    rep["grader_parse_seconds"] = parse_seconds()
+    rep["grader_parse_seconds_max"] = max(rep["grader_parse_seconds"].values())
+    rep["limits_without_cgroups_measured"] = {"grader_as_root": runner.probe_weaker()}
+    if os.geteuid() == 0 and shutil.which("setpriv") and os.access("/usr/bin/python3", os.X_OK):
+        rep["limits_without_cgroups_measured"]["grader_as_an_ordinary_user"] = runner.probe_weaker(65534)
+    user = rep["limits_without_cgroups_measured"].get("grader_as_an_ordinary_user")
+    rep["limits_without_cgroups"] = (user or rep["limits_without_cgroups_measured"]["grader_as_root"])["holds"]
     Path(report).parent.mkdir(parents=True, exist_ok=True)
     Path(report).write_text(json.dumps(rep, indent=1) + "\n")
     return rep
@@ -558,6 +606,83 @@ def _escaped() -> list[str]:  # pragma: no mutate block (not scoring)
     return found + [p for p in ("/tmp/pwned",) if os.path.exists(p)]
 
 
+def _reset_peak_rss() -> None:  # pragma: no mutate block (not scoring)
+    """Start this process's peak resident memory afresh (Linux: 5 to /proc/self/clear_refs resets VmHWM)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _peak_rss_mb() -> float | None:  # pragma: no mutate block (not scoring)
+    """This process's peak resident memory since the last reset, in MB (VmHWM)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) * 1024 / 1e6, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def control_chars_in(text: str) -> int:
+    """Control characters a terminal would act on in `text`: C0 but tab and newline (a CR right before a newline,
+    the CSV's own line end, excepted), DEL, C1 and the bidirectional controls."""
+    n = 0
+    for i, ch in enumerate(text):
+        o = ord(ch)
+        if ch == "\t" or ch == "\n" or (ch == "\r" and text[i + 1:i + 2] == "\n"):
+            continue
+        if o < 0x20 or 0x7F <= o < 0xA0 or ch in gradebook.BIDI:
+            n += 1
+    return n
+
+
+def control_chars(folder: Path) -> int:  # pragma: no mutate block (not scoring)
+    """Control characters in every file grading wrote under `folder` (grades.csv, feedback, reports, logs)."""
+    return sum(control_chars_in(f.read_text("utf-8", "replace")) for f in Path(folder).rglob("*") if f.is_file())
+
+
+def parse_seconds() -> dict:  # pragma: no mutate block (not scoring)
+    """The longest each grader-side reader of learner bytes takes on scan.worst_inputs at its size limit: the
+    intake's look (SUBMISSION_BYTES), the answers channel (ANSWERS_BYTES, as bytes and as one `{"answers": `
+    line), the harness's report (REPORT_BYTES) and a log's last line (LOG_BYTES). {reader: seconds}."""
+    mark = rerun.MARK.encode()
+    readers = {
+        "intake": (intake.SUBMISSION_BYTES, lambda d: intake.notebook_or_why(b"{" + d[1:])),
+        "answers_channel": (runner.ANSWERS_BYTES, lambda d: (runner._lines(d),
+                                                             runner._lines(b'\n{"answers": ' + d[13:]))),
+        "harness_report": (rerun.REPORT_BYTES, lambda d: scan.marked_line(b"\n" + mark + d[len(mark) + 1:], mark)),
+        "log_tail": (runner.LOG_BYTES, lambda d: d.decode("utf-8", "replace").strip().splitlines()[-1:]),
+    }
+    out = {}
+    for name, (size, read) in readers.items():
+        worst = 0.0
+        for data in scan.worst_inputs(size).values():
+            t0 = time.perf_counter()
+            read(data[:size])
+            worst = max(worst, time.perf_counter() - t0)
+        out[name] = round(worst, 3)
+    return out
+
+
+def honest(a: Assigned, out: Path, jobs: int = 2, cell_timeout: float = 20,
+           sandboxed: bool | None = None) -> dict:  # pragma: no mutate block (not scoring)
+    """Every honest variant of lab_fixtures.HONEST (the master as learners write it) graded as a class: each must
+    get full marks. {name: points}."""
+    fx = fixtures()
+    out = Path(out)
+    shutil.rmtree(out, ignore_errors=True)
+    folder = out / "submissions"
+    folder.mkdir(parents=True)
+    for name in fx.HONEST:
+        fx.make_honest(a.autograder, name, folder / f"{name}.ipynb")
+    _, rows, _ = grade_folder(folder, out / "graded", jobs, cell_timeout, sandboxed=sandboxed)
+    return {r.learner: {"got": r.total, "of": r.out_of, "status": r.status,
+                        "lost": {q: r.possible[q] - r.points[q] for q in r.possible if r.points[q] != r.possible[q]}}
+            for r in rows}
+
+
 def attacks(a: Assigned, out: Path, jobs: int = 2, cell_timeout: float = 20, total_timeout: float = 120,
             sandboxed: bool | None = None, skip: tuple = ()) -> dict:  # pragma: no mutate block (not scoring)
     """Every attack of lab_fixtures.ATTACKS graded in one folder beside honest neighbours, by this process's
@@ -572,14 +697,18 @@ def attacks(a: Assigned, out: Path, jobs: int = 2, cell_timeout: float = 20, tot
     folder.mkdir(parents=True)
     expect = fx.make_attacks(folder, LEARNER, a.autograder, out / "elsewhere", cell_timeout, total_timeout, skip)
     before, escaped_before = _tree_files(), _escaped()
+    _reset_peak_rss()
     t0 = time.perf_counter()
     stopped = None
+    said: list = []
     try:
         csv_path, rows, _ = grade_folder(folder, out / "graded", jobs, cell_timeout, sandboxed=sandboxed,
-                                         total_timeout=total_timeout)
+                                         total_timeout=total_timeout, say=said.append)
+        said.append(csv_path.read_text())                # what `grade` prints: the statement, then the sheet
     except Exception as e:                   # noqa: BLE001 - the run itself stopping is what this measures
         stopped, rows, csv_path = f"{type(e).__name__}: {e}", [], None
     seconds = time.perf_counter() - t0
+    peak_mb = _peak_rss_mb()
     now = _tree_files()
     changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
     escaped = _escaped()
@@ -599,6 +728,8 @@ def attacks(a: Assigned, out: Path, jobs: int = 2, cell_timeout: float = 20, tot
                          "status": None if r is None else r.status[:160],
                          "seconds": None if r is None else round(r.seconds, 1), "held": held}
     neighbours = all(results[k]["held"] for k in fx.NEIGHBOURS if k in results)
+    lost = sum(max(0.0, fx.NEIGHBOURS[k] - (results[k]["got"] or 0.0)) for k in fx.NEIGHBOURS if k in results)
+    controls = control_chars(out / "graded") + sum(control_chars_in(text) for text in said)
     attack_kinds = [k for k in fx.ATTACKS if k in results]
     possible = sum(float(p) for p in tests().POINTS.values())
     pr = runner.probe()
@@ -608,9 +739,12 @@ def attacks(a: Assigned, out: Path, jobs: int = 2, cell_timeout: float = 20, tot
                            "csv_rows": len(table), "course_tree_unchanged": unchanged,
                            "changed_files": changed[:20], "escape_markers": escaped,
                            "neighbours_right": neighbours, "results": results},
+            "neighbour_points_lost": lost, "neighbours": sum(k in results for k in fx.NEIGHBOURS),
+            "grader_peak_rss_mb_flood": peak_mb, "control_chars_in_outputs": controls,
             "attack_fixtures": len(attack_kinds),
             "attack_fixtures_held": sum(results[k]["held"] for k in attack_kinds) if unchanged and neighbours else 0,
-            "zero_knowledge_score_pct": 100 * (results["zero_knowledge"]["got"] or 0) / possible,
+            "zero_knowledge_score_pct": (100 * (results["zero_knowledge"]["got"] or 0) / possible
+                                         if "zero_knowledge" in results else None),
             "one_bad_submission_stops_run": stopped is not None or len(table) != len(expect),
             "sandbox_probe": {k: pr[k] for k in ("uid", "gid", "caps", "remount_refused", "new_user_namespace",
                                                  "writable")},
@@ -630,6 +764,10 @@ def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
                          "before are graded")
     ap.add_argument("--no-sandbox", action="store_true",
                     help="grade without bubblewrap: only for submissions you trust (see launchlab.faces.sandbox)")
+    ap.add_argument("--accept-weaker-limits", action="store_true",
+                    help="grade untrusted work even where a submission's memory and processes cannot be bounded "
+                         "(no writable cgroup); the limits that hold are printed first (also LAUNCHLAB_ACCEPT_WEAKER_"
+                         "LIMITS=1)")
     ap.add_argument("--benchmark", type=int, default=0, metavar="N",
                     help="grade N made-up submissions (solutions, blank, wrong ones), time it, write "
                          "data/grading/report.json")
@@ -659,7 +797,7 @@ def main(argv=None) -> int:  # pragma: no mutate block (not scoring)
     try:
         path, rows, secs = grade_folder(Path(a.folder), Path(a.out), a.jobs, a.timeout,
                                         sandboxed=False if a.no_sandbox else None, total_timeout=a.total_timeout,
-                                        gpu=a.gpu)
+                                        gpu=a.gpu, accept_weaker_limits=a.accept_weaker_limits or None)
     except GradingError as e:
         print(f"grade: {e}", file=sys.stderr)
         return 2

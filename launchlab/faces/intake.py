@@ -5,34 +5,20 @@ A submission is graded only as a regular file of at most SUBMISSION_BYTES, whose
 submissions folder, opened without following a link and without blocking, checked on the open descriptor and
 read once (`intake`): a symbolic link (to the master, to another learner's file, to /dev/zero), a FIFO, a device,
 a directory, a hard link to a file elsewhere and an oversized file are refused, with the reason in the learner's
-row. Its text must be JSON nested at most JSON_DEPTH deep (`json_depth`, a linear scan done before the parser
-sees it) with a list of cells (`notebook_or_why`).
+row. Its text must be a JSON object nested at most JSON_DEPTH deep (`notebook_or_why`: launchlab.faces.scan's
+linear scan, in the grader's own process); the notebook is parsed only inside the sandbox, under its limits
+(launchlab.faces.collect says "not a notebook" there), so no learner's bytes cost the grader more than a scan.
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
 from pathlib import Path
 
+from launchlab.faces.scan import JSON_DEPTH, json_depth  # noqa: F401 - the intake's depth rule and its scan
+
 MiB = 1 << 20
 SUBMISSION_BYTES = 32 * MiB     # a notebook larger than this is refused (the master with its outputs: ~0.2 MiB)
-JSON_DEPTH = 64                 # nesting deeper than this is not a notebook (nbformat's own: about 8)
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-
-
-def json_depth(data: bytes, limit: int = JSON_DEPTH) -> int:
-    """How deep the brackets of a JSON text nest (strings skipped), counted up to `limit` + 1 and no further:
-    linear in the text, so a file of 200,000 `[` costs a scan, not the parser's recursion."""
-    depth = deepest = 0
-    for b in _STRING.sub(b"", data).translate(None, delete=bytes(set(range(256)) - set(b"[]{}"))):
-        depth += 1 if b in (0x5B, 0x7B) else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                break
-    return deepest
 
 
 def intake(path: Path, links_here: int = 1, cap: int = SUBMISSION_BYTES) -> bytes | str:
@@ -77,15 +63,12 @@ def intake(path: Path, links_here: int = 1, cap: int = SUBMISSION_BYTES) -> byte
 
 
 def notebook_or_why(data: bytes) -> str | None:
-    """None when `data` is a notebook the collector can read; else why it is not one."""
+    """None when `data` may be a notebook (a JSON object, nested at most JSON_DEPTH deep); else why it is not one.
+    Two linear looks, nothing parsed: whether its cells are there is the collector's to say, in the sandbox."""
+    if not data.lstrip(b" \t\r\n").startswith(b"{"):
+        return "not a notebook (not a JSON object)"
     if json_depth(data) > JSON_DEPTH:
         return f"not a notebook (nested deeper than {JSON_DEPTH} levels)"
-    try:
-        nb = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return "not a notebook"
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells", nb.get("worksheets")), list):
-        return "not a notebook (no cells)"
     return None
 
 

@@ -2,9 +2,12 @@
 
 The notebook's answers say what the learner's cells printed; this module finds out what their code does.
 
-  harness   (launchlab.faces.rerun_harness, in the sandbox) the submission's step-6 and step-7 code cells run again
-            in a fresh process, in replay: then its `plan` is called at widths the notebook never shows (WIDTHS),
-            and its `arms` and the order fix.rep() measured them in are read back as plain JSON
+  harness   (launchlab.faces.rerun_harness, in the sandbox) the submission's notebook, read there (any nbformat
+            the intake takes), runs again in a fresh process, in replay, as the notebook runs: every code cell from
+            the top through step 7, in order (so a constant or a helper of an earlier step is there, as it was for
+            the learner); then its `plan` is called at widths the notebook never shows (WIDTHS), and its `arms` and
+            the order fix.rep() measured them in are read back as plain JSON, over a descriptor of their own; what
+            the cells print is drained and capped like the collector's (runner.drain)
   grader    (here, in the grader's own process) the plan's coverage at every width by the kernel's index rule
             (launchlab.kernels.residual_add.coverage), its blocks at 7,168 against step 2's 50 % line, the two arms
             as the decode step sees them (which plan each launches, which other gates each sets), and the kernel the
@@ -34,15 +37,16 @@ from dataclasses import replace
 
 from launchlab import sections
 from launchlab.core import loader, mode, paths
-from launchlab.faces import collect, confine, sandbox
+from launchlab.faces import collect, confine, runner, sandbox, scan
 from launchlab.kernels import residual_add as ra
 
 WIDTHS = (1, 2, 31, 1000, 1001, 2880, 5120, 7168, 7169, 100003)     # n the notebook never shows, and 7,168
 N = 7168
 SMS = 132
 TARGET_BLOCKS = SMS // 2                 # step 2's line: off the list at blocks / SMs >= 50 %
-CPU_SECONDS = 90.0                       # the replay harness, one submission
-GPU_SECONDS = 45.0                       # the live harness (a cell that spins the GPU is stopped here)
+CPU_SECONDS = 90.0                       # the replay harness, one submission (the lab through step 7: ~6 s)
+GPU_SECONDS = 45.0                       # the live harness (a cell that spins the GPU is stopped here): the cells
+                                         # above step 6 give only their definitions there, the plan's cell ~3 s
 MARK = "LAUNCHLAB-RERUN "
 GPU_LIMITS = replace(sandbox.LIMITS, address_space_bytes=1 << 46)   # CUDA reserves a large virtual address space
 
@@ -52,25 +56,51 @@ def lab_fix():
     return next(s for s in sections.all() if s.graded).rerun
 
 
-def cells(nb: dict) -> dict[str, list[str]]:
-    """{"6": [source, ...], "7": [...]}: the code cells under the `## Step 6` and `## Step 7` headings, in order
-    (otter's own cells and the embedded tests left out), whatever their metadata says."""
+def cells(nb) -> list[list[str]]:
+    """[[label, source], ...]: the code cells the re-run executes, in notebook order -- every one from the top
+    through the last cell of `## Step 7` (otter's own cells and the embedded tests left out, whatever their
+    metadata says), each labelled by its step ("step 6, cell 1"; "the top, cell 1" above step 1). `nb` is the
+    notebook's bytes or its dict, any nbformat version nbformat reads (a version 3 notebook is converted)."""
     import nbformat
-    book = nbformat.from_dict(nb)
-    code = [c for c in book.cells if not (c.cell_type == "code" and collect.OTTER_CELL.search("".join(c.source)))]
+    sys.modules.setdefault("rfc3987_syntax", None)      # as the collector: an import that only slows jsonschema
+    if isinstance(nb, (bytes, bytearray)):
+        book = nbformat.reads(bytes(nb).decode("utf-8"), as_version=4)
+    else:
+        book = nbformat.from_dict(nb)
+        if book.get("nbformat", 4) < 4 or "worksheets" in book:
+            book = nbformat.convert(book, 4)
+    code = [c for c in book.cells if not collect.otter_cell(c)]
     owner = collect.steps(code)
-    out: dict[str, list[str]] = {"6": [], "7": []}
-    for c, q in zip(code, owner):
+    last = max((i for i, q in enumerate(owner) if q == "q7" and code[i].cell_type == "code"), default=None)
+    if last is None:
+        last = max((i for i, q in enumerate(owner) if q == "q6" and code[i].cell_type == "code"), default=-1)
+    out, count = [], {}
+    for i, (c, q) in enumerate(zip(code, owner)):
+        if i > last:
+            break
         src = "".join(c.source)
-        if c.cell_type == "code" and q in ("q6", "q7") and "# BEGIN TEST CONFIG" not in src:
-            out[q[1:]].append(src)
+        if c.cell_type != "code" or "# BEGIN TEST CONFIG" in src:
+            continue
+        count[q] = count.get(q, 0) + 1
+        out.append([f"step {q[1:]}, cell {count[q]}" if q else f"the top, cell {count[q]}", src])
     return out
 
 
-def _run(job: dict, gpu: bool, timeout: float, sandboxed: bool) -> tuple[dict, str]:  # pragma: no mutate block (not scoring)
-    """The harness on `job` in the sandbox (or, for trusted work, a process of its own): (its last report,
-    status). A run past `timeout` is killed with its process group; what it reported before stays."""
-    argv = [sys.executable, "-m", "launchlab.faces.rerun_harness"]
+REPORT_BYTES = 1 << 20                   # what is kept of the harness's report (an honest one: ~2 KB)
+LOG_BYTES = 256 * 1024                   # what is kept of what the cells print (the rest is counted)
+
+
+def _run(data: bytes, job: dict, gpu: bool, timeout: float, sandboxed: bool) -> tuple[dict, str]:  # pragma: no mutate block (not scoring)
+    """The harness on the notebook `data` in the sandbox (or, for trusted work, a process of its own): (its
+    report, status). The notebook reaches it as a memory file on its stdin, its report comes back over a pipe
+    of its own, what its cells print over another; both are drained with caps (runner.drain), so a flood grows
+    neither the grader nor its wait. A run past `timeout` is killed with its process group."""
+    rep_r, rep_w = os.pipe()
+    log_r, log_w = os.pipe()
+    mem = os.memfd_create("submission.ipynb", 0)
+    os.write(mem, data)
+    os.lseek(mem, 0, os.SEEK_SET)
+    argv = [sys.executable, "-m", "launchlab.faces.rerun_harness", json.dumps(job), "--report-fd", str(rep_w)]
     conf = confine.Confinement(GPU_LIMITS if gpu else sandbox.LIMITS)
     if sandboxed:
         cmd, env = conf.wrap(sandbox.command(argv, gpu=gpu)), {"PATH": "/usr/bin:/bin"}
@@ -82,32 +112,33 @@ def _run(job: dict, gpu: bool, timeout: float, sandboxed: bool) -> tuple[dict, s
     t0 = time.monotonic()
     status = "ok"
     try:
-        p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        p = subprocess.Popen(cmd, env=env, stdin=mem, stdout=log_w, stderr=log_w, pass_fds=(rep_w,),
                              start_new_session=True)
+        for fd in (rep_w, log_w, mem):
+            os.close(fd)
+        rep_w = log_w = mem = None
+        got, timed_out = runner.drain(p, {rep_r: REPORT_BYTES, log_r: LOG_BYTES}, time.monotonic() + timeout)
         try:
-            out, _ = p.communicate(json.dumps(job).encode(), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            out, _ = p.communicate()
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+        if timed_out:
             status = f"timeout: stopped after {timeout:.0f} s"
     finally:
         conf.close()
-    report = {}
-    for line in out.decode("utf-8", "replace").splitlines():
-        if line.startswith(MARK):
-            try:
-                got = json.loads(line[len(MARK):])
-            except ValueError:
-                continue
-            if isinstance(got, dict):
-                report = got
+        for fd in (rep_r, rep_w, log_r, log_w, mem):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+    report = scan.marked_line(got[rep_r][0], MARK.encode()) or {}
     if status == "ok" and not report:
-        tail = out.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        tail = got[log_r][0].decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
         status = f"the harness did not report ({tail[0][:200]})"
     report["seconds"] = round(time.monotonic() - t0, 1)
+    report["output_bytes"] = got[log_r][1]          # what its cells printed, counted (LOG_BYTES of it kept)
     return report, status
 
 
@@ -166,14 +197,18 @@ def compiled() -> dict:
     return {"registers": res.registers, "spill_bytes": res.spill_stores + res.spill_loads, "by": where}
 
 
-def facts(nb: dict, sandboxed: bool = True, gpu: bool = False, measurer=None) -> dict:  # pragma: no mutate block (not scoring)
-    """Everything q6 and q7 are scored on, for one submission (a notebook dict): the replay re-run, judged here;
-    with `gpu`, the live re-run in the sandbox and `measurer` (a GpuMeasurer) on the learner's plan and arms."""
-    job = {"cells": cells(nb), "widths": list(WIDTHS), "upto_plan": False}
-    report, status = _run(job, False, CPU_SECONDS, sandboxed)
-    out = {"status": status, **judged(report), "compiled": compiled(), "gpu": None}
+def facts(data, sandboxed: bool = True, gpu: bool = False, measurer=None) -> dict:  # pragma: no mutate block (not scoring)
+    """Everything q6 and q7 are scored on, for one submission (the notebook's bytes; a dict is dumped first): the
+    replay re-run, judged here; with `gpu`, the live re-run in the sandbox and `measurer` (a GpuMeasurer) on the
+    learner's plan and arms. The notebook is read only inside the harness, never in the grader's process."""
+    if not isinstance(data, (bytes, bytearray)):
+        data = json.dumps(data).encode()
+    job = {"widths": list(WIDTHS), "upto_plan": False}
+    report, status = _run(bytes(data), job, False, CPU_SECONDS, sandboxed)
+    out = {"status": status, **judged(report), "compiled": compiled(), "gpu": None,
+           "seconds": report.get("seconds"), "output_bytes": report.get("output_bytes")}
     if gpu:
-        live, live_status = _run(dict(job, upto_plan=True), True, GPU_SECONDS, sandboxed)
+        live, live_status = _run(bytes(data), dict(job, upto_plan=True), True, GPU_SECONDS, sandboxed)
         g = {"status": live_status, "seconds": live.get("seconds"), "device": live.get("device")}
         if live_status == "ok" and measurer is not None:
             g.update(measurer.measure(judged(live), out))

@@ -1,22 +1,28 @@
-"""Inside the sandbox: a submission's step-6 and step-7 cells run again, and what its plan does read back.
+"""Inside the sandbox: a submission's notebook runs again through step 7, and what its plan does is read back.
 
-    python -m launchlab.faces.rerun_harness  < job.json       (launchlab.faces.rerun runs it)
+    python -m launchlab.faces.rerun_harness JOB --report-fd N  < submission.ipynb   (launchlab.faces.rerun runs it)
 
-The job names the cells (their sources), the widths to call `plan` at, and whether to stop after the cell that
-defines `plan` (the live re-run: the plan's own cell, on the GPU). Each cell runs in one namespace, in order; one
-that raises is recorded and the next runs. Then `plan(n)` is called at every width, each call under a time limit,
-and its outputs, the `arms` the cells defined and the order fix.rep() measured are printed as one JSON line
-(marked), as plain values. The grader (launchlab.faces.rerun) judges them.
+The notebook is read here (rerun.cells: any nbformat version, otter's cells and the tests left out); every code
+cell from the top through step 7 runs in one namespace, in order, as the learner's kernel ran them, each under a
+time limit (CELL_SECONDS); one that raises is recorded and the next runs. The job (JSON) gives the widths to call
+`plan` at and whether to stop after the step-6 cell that defines `plan` (the live re-run, on the GPU: there the
+cells above step 6 give only the names they define -- imports, functions, classes, constants and lambdas
+(`definitions`) -- since running them live would measure the whole lab again, about a minute and a half). Then
+`plan(n)` is called at every width, each call under a time limit, and its outputs, the `arms` the cells defined
+and the order fix.rep() measured are written as one marked JSON line, plain values only, to descriptor N (what
+the cells print goes to stdout, which the grader drains and caps). The grader (launchlab.faces.rerun) judges them.
 """
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 
 from launchlab.faces import rerun
 
 CALL_SECONDS = 5
+CELL_SECONDS = 30                 # one cell of the re-run (the lab's slowest, step 4 live: a few seconds)
 
 
 def _plain(v, depth: int = 0):
@@ -39,32 +45,72 @@ class _Late(Exception):
     pass
 
 
+_limit = [CALL_SECONDS]
+
+
 def _alarm(*_):
-    raise _Late(f"the call ran past {CALL_SECONDS} s")
+    raise _Late(f"the call ran past {_limit[0]} s")
 
 
-def main() -> int:
-    job = json.loads(sys.stdin.read())
-    report: dict = {"plans": {}, "arms": None, "order": None, "errors": []}
-    ns: dict = {"__name__": "__main__"}
-    exec("import statistics", ns)                      # the lab's step 4 imports it for every later cell
-    signal.signal(signal.SIGALRM, _alarm)
-    for step in ("6", "7"):
-        for i, src in enumerate(job["cells"].get(step, [])):
+def _arm(seconds: int) -> None:
+    _limit[0] = seconds
+    signal.alarm(seconds)
+
+
+def definitions(src: str) -> str:
+    """The top-level statements of a cell that only define a name: imports, def, class, and assignments of a
+    constant (what ast.literal_eval reads) or a lambda. Anything else -- a measurement, a print -- is left out."""
+    import ast
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return ""
+    keep = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            keep.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            if isinstance(node.value, ast.Lambda):
+                keep.append(node)
+                continue
             try:
-                exec(compile(src, f"<step {step}, cell {i + 1}>", "exec"), ns)
-            except BaseException as e:          # noqa: BLE001 - the learner's cell failing is a fact to report
-                report["errors"].append(f"step {step}, cell {i + 1}: {type(e).__name__}: {str(e)[:200]}")
-            if job.get("upto_plan") and callable(ns.get("plan")):
-                break
-        if job.get("upto_plan"):
+                ast.literal_eval(node.value)
+                keep.append(node)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                pass
+    return ast.unparse(ast.Module(body=keep, type_ignores=[]))
+
+
+def main(argv: list[str]) -> int:
+    i = argv.index("--report-fd")
+    fd = int(argv[i + 1])
+    job = json.loads(argv[0])
+    report: dict = {"plans": {}, "arms": None, "order": None, "errors": []}
+    try:
+        todo = rerun.cells(sys.stdin.buffer.read())
+    except Exception as e:                      # noqa: BLE001 - not a notebook: said, and nothing runs
+        report["errors"].append(f"the notebook could not be read: {type(e).__name__}: {str(e)[:200]}")
+        todo = []
+    ns: dict = {"__name__": "__main__"}
+    signal.signal(signal.SIGALRM, _alarm)
+    for label, src in todo:
+        if job.get("upto_plan") and not label.startswith(("step 6,", "step 7,")):
+            src = definitions(src)
+        _arm(CELL_SECONDS)
+        try:
+            exec(compile(src, f"<{label}>", "exec"), ns)
+        except BaseException as e:          # noqa: BLE001 - the learner's cell failing is a fact to report
+            report["errors"].append(f"{label}: {type(e).__name__}: {str(e)[:200]}")
+        finally:
+            signal.alarm(0)
+        if job.get("upto_plan") and label.startswith("step 6,") and callable(ns.get("plan")):
             break
     plan = ns.get("plan")
     for n in job["widths"]:
         if not callable(plan):
             report["plans"][str(n)] = {"error": "no function `plan` was defined by the step's cells"}
             continue
-        signal.alarm(CALL_SECONDS)
+        _arm(CALL_SECONDS)
         try:
             report["plans"][str(n)] = {"plan": _plain(list(plan(n)))}
         except BaseException as e:              # noqa: BLE001
@@ -86,9 +132,10 @@ def main() -> int:
     except Exception as e:                      # noqa: BLE001
         report["errors"].append(f"device: {type(e).__name__}: {e}")
     sys.stdout.flush()
-    print(rerun.MARK + json.dumps(report), flush=True)
+    with os.fdopen(fd, "w") as out:
+        out.write("\n" + rerun.MARK + json.dumps(report) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launchlab.core import paths
-from launchlab.faces import confine, sandbox
-from launchlab.faces.intake import JSON_DEPTH, MiB, json_depth
+from launchlab.faces import confine, sandbox, scan
+from launchlab.faces.intake import MiB
 
 ROOT = paths.ROOT
-ANSWERS_BYTES = 8 * MiB         # what is read of the answers channel (an honest run writes about 0.2 MiB)
+ANSWERS_BYTES = 8 * MiB         # what is kept of the answers channel (an honest run writes about 0.2 MiB)
 LOG_BYTES = 256 * 1024          # what is kept of a submission's output (the rest is counted, not kept)
 
 
@@ -51,29 +51,21 @@ class Collected:
 
 
 def _lines(buf: bytes) -> list:
-    """The JSON objects of the answers channel, in order: a line that is not one (too deep, not JSON, not an
-    object) is skipped, never trusted; the submission's own code can write here too, so nothing read is more
-    than an answer it could have given."""
-    out = []
-    for line in buf.split(b"\n"):
-        if not line.strip() or json_depth(line) > JSON_DEPTH:
-            continue
-        try:
-            got = json.loads(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            continue
-        if isinstance(got, dict) and isinstance(got.get("answers"), dict):
-            out.append(got)
-    return out
+    """The JSON objects of the answers channel, in order: the collector's lines, the last scan.MAX_LINES of them
+    (launchlab.faces.scan.answer_lines: found by a linear search, each parsed only when its depth is bounded); a
+    line that is not one (too deep, not JSON, not an object) is skipped, never trusted. The submission's own code
+    can write here too, so nothing read is more than an answer it could have given."""
+    return scan.answer_lines(buf)
 
 
-def _pump(proc, answers_fd: int, log_fd: int, deadline: float) -> tuple[bytes, int, bytes, int, bool]:
-    """Read the answers channel and the output until both close or the deadline passes, keeping at most
-    ANSWERS_BYTES and LOG_BYTES (the rest is read and counted, so a flood neither blocks nor fills the grader).
-    (answers, answers bytes read, log, log bytes read, timed out)."""
+def drain(proc, caps: dict, deadline: float, grace: float = 5.0) -> tuple[dict, bool]:
+    """Read every descriptor of `caps` ({fd: bytes to keep}) until all close or the deadline passes, keeping at
+    most its cap of each and counting the rest, so a flood neither blocks the process that writes nor grows the
+    grader. ({fd: (kept bytes, bytes read)}, timed out). Once `proc` has exited, `grace` seconds more at most:
+    something it left behind may hold a pipe open."""
     import selectors
     sel = selectors.DefaultSelector()
-    keep = {answers_fd: [bytearray(), 0, ANSWERS_BYTES], log_fd: [bytearray(), 0, LOG_BYTES]}
+    keep = {fd: [bytearray(), 0, int(cap)] for fd, cap in caps.items()}
     for fd in keep:
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
@@ -86,7 +78,7 @@ def _pump(proc, answers_fd: int, log_fd: int, deadline: float) -> tuple[bytes, i
             break
         if proc.poll() is not None:
             exited_at = exited_at or now
-            if now - exited_at > 5:          # exited, yet something it left holds a pipe open: stop reading
+            if now - exited_at > grace:
                 break
         for key, _ in sel.select(timeout=min(0.5, max(0.01, deadline - now))):
             try:
@@ -104,7 +96,14 @@ def _pump(proc, answers_fd: int, log_fd: int, deadline: float) -> tuple[bytes, i
             if room > 0:
                 k[0] += b[:room]
     sel.close()
-    return bytes(keep[answers_fd][0]), keep[answers_fd][1], bytes(keep[log_fd][0]), keep[log_fd][1], timed_out
+    return {fd: (bytes(k[0]), k[1]) for fd, k in keep.items()}, timed_out
+
+
+def _pump(proc, answers_fd: int, log_fd: int, deadline: float) -> tuple[bytes, int, bytes, int, bool]:
+    """The answers channel and the output, drained (`drain`) with ANSWERS_BYTES and LOG_BYTES kept.
+    (answers, answers bytes read, log, log bytes read, timed out)."""
+    got, timed_out = drain(proc, {answers_fd: ANSWERS_BYTES, log_fd: LOG_BYTES}, deadline)
+    return (*got[answers_fd], *got[log_fd], timed_out)
 
 
 def collect(data: bytes, names: list[str], sandboxed: bool, cell_timeout: float, total_timeout: float,
@@ -170,7 +169,10 @@ def collect(data: bytes, names: list[str], sandboxed: bool, cell_timeout: float,
     if got and isinstance(got[-1].get("events"), list):
         c.events = [e for e in got[-1]["events"] if isinstance(e, dict)][:50]
     finished = bool(got) and got[-1].get("final") is True
-    if timed_out:
+    why = got[-1].get("not_a_notebook") if got else None
+    if isinstance(why, str):                 # the collector could not read it as a notebook (in the sandbox)
+        c.status = f"not a notebook ({why[:200]})"
+    elif timed_out:
         kept = "; the steps it finished before are graded" if got else ""
         c.status = f"timeout after {total_timeout:.0f} s in all{kept}"
     elif c.answers_bytes > ANSWERS_BYTES:
@@ -246,3 +248,74 @@ def probe(limits: sandbox.Limits = sandbox.LIMITS) -> dict:
     return got
 
 
+
+
+WEAKER = r'''
+import json, os, time
+forked = []
+for _ in range(400):                        # more than the 256 processes a submission may have
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    forked.append(pid)
+for pid in forked:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+try:
+    big = bytearray(%(one)d)                  # one process past its address space
+    one_process = "allocated"
+except MemoryError:
+    one_process = "MemoryError"
+r, w = os.pipe()
+kids = []
+for _ in range(3):                          # three processes, each well under RLIMIT_AS, all at once
+    pid = os.fork()
+    if pid == 0:
+        try:
+            b = bytearray(%(each)d)
+            b[::4096] = b"\x01" * len(b[::4096])
+            os.write(w, b"1")
+            time.sleep(3)
+        except MemoryError:
+            os.write(w, b"0")
+        os._exit(0)
+    kids.append(pid)
+got = b"".join(os.read(r, 1) for _ in kids)
+for pid in kids:
+    os.waitpid(pid, 0)
+print(json.dumps({"processes_started": len(forked), "one_process_past_its_address_space": one_process,
+                  "held_at_once_mib": got.count(b"1") * %(each)d // (1 << 20)}))
+'''
+
+
+def probe_weaker(as_user: int | None = None, limits: sandbox.Limits = sandbox.LIMITS) -> dict:  # pragma: no mutate block (not scoring)
+    """The limits that hold where no cgroup can be made, measured: a sandboxed process under the rlimits alone
+    (Confinement without cgroups) forks up to 400 processes, allocates past RLIMIT_AS in one process, and holds
+    3 x 1.2 GiB in three at once. Run as this process's user, or (`as_user`, a uid; this process must be root) as
+    that ordinary user through setpriv, as a grader that is not root runs: then the probe and confine.py run on the
+    system's /usr/bin/python3 (the standard library only), which that user can reach wherever the course's own
+    interpreter lives."""
+    import shutil
+    conf = confine.Confinement(limits, use_cgroups=False, uid=as_user)
+    try:
+        code = WEAKER % {"one": limits.address_space_bytes + (256 << 20), "each": 1200 << 20}
+        if as_user is None:
+            cmd = conf.wrap(sandbox.command([sys.executable, "-c", code]))
+        else:
+            py = "/usr/bin/python3"
+            cmd = conf.wrap(sandbox.command([py, "-I", "-c", code], bind_python=False), python=py)
+            cmd = [shutil.which("setpriv") or "setpriv", "--reuid", str(as_user), "--regid", str(as_user),
+                   "--clear-groups", "--", *cmd]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+        lines = p.stdout.strip().splitlines()
+        got = json.loads(lines[-1]) if lines else {"error": p.stderr.strip()[-300:]}
+        got["user"] = "root" if (as_user is None and os.geteuid() == 0) or as_user == 0 else f"uid {as_user or os.getuid()}"
+        got["holds"] = [text for text, ok in conf.holds() if ok]
+        got["does_not_hold"] = [text for text, ok in conf.holds() if not ok]
+    finally:
+        conf.close()
+    return got

@@ -172,10 +172,11 @@ def _extra_paths(root: Path) -> list[str]:
 
 
 def command(argv: list[str], submission_fd: int | None = None, root: Path = paths.ROOT,
-            limits: Limits = LIMITS, gpu: bool = False) -> list[str]:
+            limits: Limits = LIMITS, gpu: bool = False, bind_python: bool = True) -> list[str]:
     """The bwrap command that runs `argv` in /tmp/work, with the bytes of `submission_fd` (a descriptor the
     caller passes on) copied to /tmp/work/submission.ipynb. With `gpu`, the GPU's device nodes are bound too
-    (nothing else is added) and the run is live (LAUNCHLAB_MODE=live)."""
+    (nothing else is added) and the run is live (LAUNCHLAB_MODE=live). `bind_python=False` leaves this
+    interpreter's own folders out (a probe run by /usr/bin/python3 as another user, who may not reach them)."""
     exe = bwrap() or "bwrap"
     cmd = [exe, "--ro-bind", "/usr", "/usr", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]   # /tmp first:
     # a checkout or a virtual environment that lives under /tmp is bound over it below
@@ -189,7 +190,7 @@ def command(argv: list[str], submission_fd: int | None = None, root: Path = path
         if (Path("/etc") / name).exists():
             cmd += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     seen = set()
-    for src, dst in _python_paths():
+    for src, dst in (_python_paths() if bind_python else []):
         if dst not in seen:
             seen.add(dst)
             cmd += ["--ro-bind", src, dst]

@@ -30,7 +30,16 @@ def headline(rep: dict) -> dict:
             "resource_limits": rep.get("resource_limits"),
             "attack_fixtures": rep.get("attack_fixtures"), "attack_fixtures_held": rep.get("attack_fixtures_held"),
             "zero_knowledge_score_pct": rep.get("zero_knowledge_score_pct"),
-            "one_bad_submission_stops_run": rep.get("one_bad_submission_stops_run")}
+            "one_bad_submission_stops_run": rep.get("one_bad_submission_stops_run"),
+            # the grader's own side (issue 56): linear reads of learner bytes, bounded memory, a terminal-safe
+            # grade book, honest variants at full marks, neighbours unharmed, the limits without cgroups
+            "grader_parse_seconds_max": rep.get("grader_parse_seconds_max"),
+            "grader_peak_rss_mb_flood": rep.get("grader_peak_rss_mb_flood"),
+            "control_chars_in_outputs": rep.get("control_chars_in_outputs"),
+            "honest_variants": rep.get("honest_variants"),
+            "honest_variants_full_marks": rep.get("honest_variants_full_marks"),
+            "neighbour_points_lost": rep.get("neighbour_points_lost"),
+            "limits_without_cgroups": rep.get("limits_without_cgroups")}
 
 
 def release_report(data_dir=None, path: Path = RELEASE) -> dict:
