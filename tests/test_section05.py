@@ -106,6 +106,16 @@ def test_the_step_s_head_derived_launches_joined_with_the_profile():
     starved_and_slow = [r.role for r in rows.values() if r.starved and r.over_cheapest > 4]
     assert starved_and_slow == ["kda.step"]
     assert not rows["mla.split"].starved and rows["kda.prep"].starved
+    # issue 41: by wave fill the split is half empty -- 2 blocks of 176 registers x 128 threads and 96,000 B fit an
+    # SM (registers: 65,536 / (176 x 128) = 2.9; shared memory: 233,472 / 97,024 = 2.4), so 129 / (2 x 132) = 48.9 %;
+    # the combine holds 4 an SM: 256 / (4 x 132) = 48.5 %; kda.step 16 an SM: 12 / (16 x 132) = 0.57 %
+    assert rows["mla.split"].fill_pct == pytest.approx(100 * 129 / 264)
+    assert rows["mla.combine"].fill_pct == pytest.approx(100 * 256 / 528)
+    assert rows["kda.step"].fill_pct == pytest.approx(100 * 12 / (16 * 132))
+    assert rows["mla.split"].half_empty and not rows["mla.split"].starved
+    table = audit.in_step_table(list(rows.values()), _profile().step_us)
+    split_line = next(line for line in table.splitlines() if line.startswith("mla.split"))
+    assert " 98% " in split_line and " 49% " in split_line and split_line.endswith("SMs covered, wave half empty")
 
 
 def test_the_shape_derived_norm_grid_is_what_the_grep_misses():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from launchlab.audit.sites import closure as _closure
 from launchlab.audit.sites import names_of as _names
-from launchlab.core import hardware, paths
+from launchlab.core import hardware, occupancy, paths
 
 PACKAGE = paths.PACKAGE
 KERNELS = PACKAGE.parent / "kernels"
@@ -196,11 +196,30 @@ class StepRow:
     calls: int
     us_per_token: float
     over_cheapest: float           # us_per_call / the step's cheapest launch's (what one launch costs in the step)
+    fill_pct: float | None = None  # wave fill: blocks / (resident blocks per SM x SMs), at most 100 (`wave_fill`)
 
     @property
     def starved(self) -> bool:
-        """Under half the SMs have a block (the lab's flag)."""
+        """Under half the SMs have a block (the lab's first flag, step 2)."""
         return self.sms_pct < 50
+
+    @property
+    def half_empty(self) -> bool:
+        """Its one wave fills under half the slots the SMs hold (wave fill < 50 %), whatever blocks / SMs says."""
+        return self.fill_pct is not None and self.fill_pct < 50
+
+
+def wave_fill(row, sms: int) -> tuple[float | None, int | None]:
+    """(wave fill %, blocks one SM holds) of a profiled launch: blocks / (resident x SMs), at most 100 -- the lab's
+    step 3 ranking (launchlab.audit.shapes.Shape.wave_fill), resident from the calculator on the row's registers
+    and shared memory. None without them (a library kernel's row)."""
+    if row.registers is None:
+        return None, None
+    blocks = 1
+    for g in row.grid:
+        blocks *= g
+    resident = occupancy.occupancy(row.block, row.registers, row.smem or 0).blocks_per_sm
+    return (None if resident == 0 else 100 * min(1.0, blocks / (resident * sms))), resident
 
 
 def _step_rows_of(site: Site, rows: list, sites_in_file: int) -> list:
@@ -239,7 +258,7 @@ def in_step(dimension: str, profile, sm_count: int | None = None) -> list[StepRo
         for g in r.grid:
             blocks *= g
         out.append(StepRow(r.role, list(r.grid), blocks, 100 * min(blocks, sms) / sms, r.us_per_call, r.calls,
-                           r.us_per_token, r.us_per_call / cheapest))
+                           r.us_per_token, r.us_per_call / cheapest, wave_fill(r, sms)[0]))
     return sorted(out, key=lambda r: -r.us_per_token)
 
 
@@ -260,13 +279,15 @@ def missed(rows: list[StepRow], profile, counts: dict[str, int]) -> list[tuple[s
 
 
 def in_step_table(rows: list[StepRow], step_us: float) -> str:
-    out = [f"{'launch':<15} {'grid':>11} {'blocks':>6} {'SMs':>5} {'calls':>5} {'µs/call':>8} {'x cheapest':>10} "
-           f"{'µs/token':>9} {'of step':>7}  flag"]
+    out = [f"{'launch':<13} {'grid':>7} {'blocks':>6} {'SMs':>5} {'fill':>5} {'calls':>5} {'µs/call':>8} "
+           f"{'x cheapest':>10} {'µs/token':>9} {'of step':>7}  flag"]
     for r in rows:
         grid = " x ".join(str(g) for g in r.grid if g > 1) or "1"
-        out.append(f"{r.role:<15} {grid:>11} {r.blocks:>6} {r.sms_pct:>4.0f}% {r.calls:>5} {r.us_per_call:>8.2f} "
-                   f"{r.over_cheapest:>10.1f} {r.us_per_token:>9.1f} {100 * r.us_per_token / step_us:>6.1f}%  "
-                   f"{'under half the SMs' if r.starved else ''}")
+        fill = "" if r.fill_pct is None else f"{r.fill_pct:>4.0f}%"
+        flag = ("under half the SMs" if r.starved else "SMs covered, wave half empty" if r.half_empty else "")
+        out.append(f"{r.role:<13} {grid:>7} {r.blocks:>6} {r.sms_pct:>4.0f}% {fill:>5} {r.calls:>5} "
+                   f"{r.us_per_call:>8.2f} {r.over_cheapest:>10.1f} {r.us_per_token:>9.1f} "
+                   f"{100 * r.us_per_token / step_us:>6.1f}%  {flag}")
     return "\n".join(out)
 
 

@@ -9,6 +9,7 @@ from launchlab.core.figure import mark_chosen
 
 from launchlab.kernels import kda_decode
 from launchlab.sections.s03_starvation import kda
+from launchlab.sections.s05_sharding import audit
 
 
 def kda_tp(data: "kda.KDAData", ceiling_tbs: float | None = None):
@@ -46,9 +47,11 @@ def kda_tp(data: "kda.KDAData", ceiling_tbs: float | None = None):
 
 
 def step_launches(profile, rows, title_dimension: str = "head"):
-    """§5: every launch of the decode step with a grid of the course's own, by the share of SMs its grid covers
-    (x) and its time per call in the step (y, log); those the audit derives from `title_dimension` highlighted.
-    The one a fix should target is both left (starved) and high (slow)."""
+    """§5: every launch of the decode step with a grid of the course's own, by its wave fill (x: the share of
+    the machine's resident slots its grid fills, blocks / (resident per SM x SMs), audit.wave_fill) and its time
+    per call in the step (y, log); those the audit derives from `title_dimension` highlighted, and the MLA split
+    marked: by blocks / SMs it covers the machine, by wave fill it leaves half of it idle. The one a fix should
+    target is both left (starved) and high (slow)."""
     sms = hardware.spec("H200").sm_count
     fig, ax = plt.subplots(figsize=(9, 4.2))
     mine = {r.role for r in rows}
@@ -59,11 +62,18 @@ def step_launches(profile, rows, title_dimension: str = "head"):
         blocks = 1
         for g in r.grid:
             blocks *= g
-        x = 100 * min(blocks, sms) / sms
+        fill, resident = audit.wave_fill(r, sms)
+        x = 100 * min(blocks, sms) / sms if fill is None else fill
         hit = r.role in mine
         ax.scatter([x], [r.us_per_call], s=55 if hit else 30, color="#d95f02" if hit else "0.6", zorder=3,
                    edgecolor="k" if hit else "none", lw=0.6)
-        if hit and (r.us_per_call > 3 * cheapest or x > 50):
+        if r.role == "mla.split":
+            ax.scatter([x], [r.us_per_call], s=160, facecolor="none", edgecolor="#7570b3", lw=1.6, zorder=4)
+            ax.annotate(f"mla.split: {blocks} blocks = {100 * min(blocks, sms) / sms:.0f} % of the SMs, but "
+                        f"{resident} fit an SM:\n{x:.0f} % wave fill (main's floor; notebook 04 derives it)",
+                        (x, r.us_per_call), xytext=(10, -4), textcoords="offset points", fontsize=9,
+                        color="#7570b3", ha="left", va="top")
+        elif hit and (r.us_per_call > 3 * cheapest or x > 50):
             ax.annotate(f"{r.role} ({blocks} blocks)", (x, r.us_per_call), xytext=(6, 2),
                         textcoords="offset points", fontsize=9.5, ha="left" if x < 70 else "right")
     ax.axvline(50, color="0.4", ls=":", lw=1)
@@ -72,16 +82,17 @@ def step_launches(profile, rows, title_dimension: str = "head"):
                 textcoords="offset points", ha="right", fontsize=9, color="0.3")
     ax.set_yscale("log")
     ax.set_xlim(0, 105)
-    ax.annotate("← under half the SMs", (50, 1), xycoords=("data", "axes fraction"), xytext=(-4, -14),
+    ax.annotate("← under half a wave", (50, 0.16), xycoords=("data", "axes fraction"), xytext=(-4, 0),
                 textcoords="offset points", ha="right", fontsize=9, color="0.3")
-    ax.set_xlabel(f"share of the {sms} SMs the grid gives a block (%)")
+    ax.set_xlabel(f"wave fill: blocks / (blocks an SM holds x {sms} SMs), at most 100 (%)")
     ax.set_ylabel("µs per call, in the step (graph)")
     ax.scatter([], [], s=55, color="#d95f02", edgecolor="k", lw=0.6, label=f"grid derived from '{title_dimension}'")
     ax.scatter([], [], s=30, color="0.6", label="every other launch of the course's own kernels")
     norm = max((r for r in profile.rows if r.grid == [1] and r.kernel.startswith("rms_norm")),
                key=lambda r: r.us_per_call, default=None)
     if norm is not None:
-        ax.annotate("the norms: one block each (§2)", (100 / sms, norm.us_per_call), xytext=(8, 8),
+        ax.annotate("the norms: one block each (§2)", (audit.wave_fill(norm, sms)[0] or 0, norm.us_per_call),
+                    xytext=(8, 8),
                     textcoords="offset points", fontsize=9, color="0.35")
     ax.set_ylim(cheapest * 0.7, None)
     ax.legend(loc="center right", fontsize=9)
