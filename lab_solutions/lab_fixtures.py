@@ -217,14 +217,7 @@ def make_fixture(solutions: Path, name: str, out: Path) -> Path:
     """A wrong submission: the solutions notebook with one line replaced (FIXTURES[name])."""
     old, new, _ = FIXTURES[name]
     nb = json.loads(Path(solutions).read_text())
-    hits = 0
-    for c in nb["cells"]:
-        src = "".join(c["source"])
-        if old in src:
-            c["source"] = src.replace(old, new)
-            hits += 1
-    if hits != 1:
-        raise FixtureError(f"fixture {name}: {hits} cells hold {old!r}, expected exactly one")
+    _replace_once(nb, old, new, f"fixture {name}")
     out.write_text(json.dumps(nb))
     return out
 
@@ -559,7 +552,8 @@ def make_attacks(folder: Path, blank: Path, master: Path, elsewhere: Path, cell_
 # The master's solutions written the ways learners write them -- saved by an older Jupyter, a constant or a helper
 # set in an earlier step and used in step 6, the plan as a lambda, cells of their own added, cells run out of
 # order while working -- each deserving 20 of 20: the grader re-runs the notebook as it runs, top to bottom.
-def _replace_once(nb: dict, old: str, new: str, name: str) -> None:
+def _replace_once(nb: dict, old: str, new: str, what: str) -> None:
+    """`old` replaced by `new` in the one cell that holds it (FixtureError, naming `what`, if not exactly one)."""
     hits = 0
     for c in nb["cells"]:
         src = "".join(c["source"])
@@ -567,7 +561,7 @@ def _replace_once(nb: dict, old: str, new: str, name: str) -> None:
             c["source"] = src.replace(old, new)
             hits += 1
     if hits != 1:
-        raise FixtureError(f"honest variant {name}: {hits} cells hold {old!r}, expected exactly one")
+        raise FixtureError(f"{what}: {hits} cells hold {old!r}, expected exactly one")
 
 
 _STEP5 = 'offender_fails = "no_cross_block_reduction"  # SOLUTION'
@@ -595,21 +589,22 @@ def _cell(kind: str, source: str) -> dict:
 def make_honest(solutions: Path, name: str, out: Path) -> Path:
     """The honest variant `name` (HONEST) of the solutions notebook, written to `out`."""
     nb = json.loads(Path(solutions).read_text())
+    what = f"honest variant {name}"
     if name == "nbformat_3":
         import nbformat
         book = nbformat.convert(nbformat.reads(json.dumps(nb), as_version=4), 3)
         out.write_text(nbformat.writes(book, version=3))
         return out
     if name == "constant_from_step_5":
-        _replace_once(nb, _STEP5, _STEP5 + "\nBLOCK = 32                 # threads per block for my step-6 fix", name)
-        _replace_once(nb, "    block = 32  # SOLUTION\n", "    block = BLOCK\n", name)
+        _replace_once(nb, _STEP5, _STEP5 + "\nBLOCK = 32                 # threads per block for my step-6 fix", what)
+        _replace_once(nb, "    block = 32  # SOLUTION\n", "    block = BLOCK\n", what)
     elif name == "helper_from_step_5":
         _replace_once(nb, _STEP5, _STEP5 + "\n\n\ndef blocks_for(n, block, ept):\n"
-                                           "    return -(-n // (block * ept))     # enough blocks to cover n\n", name)
+                                           "    return -(-n // (block * ept))     # enough blocks to cover n\n", what)
         _replace_once(nb, "    grid = -(-n // (block * ept))  # SOLUTION\n", "    grid = blocks_for(n, block, ept)\n",
-                      name)
+                      what)
     elif name == "plan_as_lambda":
-        _replace_once(nb, _PLAN, "plan = lambda n: (-(-n // 32), 32, 1)      # (grid, block, ept)\n", name)
+        _replace_once(nb, _PLAN, "plan = lambda n: (-(-n // 32), 32, 1)      # (grid, block, ept)\n", what)
     elif name == "extra_cells":
         cells = nb["cells"]
         for anchor, new in (("## Step 6", [_cell("markdown", "My notes: one thread an element, 32 a block."),
