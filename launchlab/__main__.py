@@ -23,6 +23,8 @@
   release [--out DIR]        the learners' release: the course without solutions, hidden tests or reference answers
   reading                    what a learner reads: minutes per notebook, quantities printed with two values,
                              exercises whose answer shows above them (exit 1 if any, or a notebook over 40 min)
+  page                       what the committed outputs put on the screen: lines over 110 characters, listings
+                             over 40 lines (exit 1 if any)
   sections [--readme]        the registered sections, as the course's map (--readme: write it into README.md)
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
   slides [NAME ...] [--out DIR]  the section notebooks 01-08 as static reveal.js decks (reveal.js from npm)
@@ -172,6 +174,11 @@ def _reading(args) -> int:
     return reading.main()
 
 
+def _page(args) -> int:
+    from launchlab.faces import page
+    return page.main()
+
+
 def _sections(args) -> int:
     from launchlab import sections
     from launchlab.faces import template
@@ -308,6 +315,8 @@ def parser() -> argparse.ArgumentParser:
     rl.add_argument("--report", default=None, help="where the leak report goes (default data/release/report.json)")
     rl.set_defaults(fn=_release)
     sub.add_parser("reading", help="what a learner reads: pacing, quantities, answers above").set_defaults(fn=_reading)
+    sub.add_parser("page", help="what the outputs put on the screen: lines over 110 characters, listings over 40 "
+                   "lines").set_defaults(fn=_page)
     se = sub.add_parser("sections", help="the registered sections, as the course's map")
     se.add_argument("--readme", action="store_true", help="write the map into README.md between its markers")
     se.set_defaults(fn=_sections)

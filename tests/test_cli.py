@@ -39,6 +39,7 @@ CASES = {
     "sections": ([], 0, "10_self_check"),
     "new-section": (["5", "Bad Name", "a title"], 2, "two digits"),
     "slides": (["--notes", "08_"], 0, "point at: 8,192 outputs"),
+    "page": ([], 0, "widest output line"),
     "audit": (["--trace", "data/audit/llama.trace.json.gz", "--top", "3"], 0, "44 launch shapes, 202 launches"),
 }
 

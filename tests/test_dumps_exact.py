@@ -83,7 +83,7 @@ def test_the_comparison_word_for_word(tmp_path):
     assert not one.identical and one.differing == 3 and one.first == (2, "logits", 0)
     d = dumps.cmp(tmp_path / "a", tmp_path / "c")
     assert d.describe() == (f"DIFFER: first at position 2, logits, element 0 (1.0 vs 2.0); 3 of 30 elements differ "
-                            f"(logits 3); sha256 {a.fingerprint()[:16]} vs {c.fingerprint()[:16]}")
+                            f"(logits 3); sha256\n        {a.fingerprint()[:16]} vs {c.fingerprint()[:16]}")  # 110 wide
 
 
 def test_a_single_differing_element_is_not_identical(tmp_path):

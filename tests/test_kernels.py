@@ -88,8 +88,8 @@ def test_show_gives_exactly_the_launched_variant_with_its_helpers():
         assert s.origin.startswith("as loaded by the driver")
     assert f"{r.registers} registers/thread" in text and f"{r.smem_static} B static shared memory" in text
     assert "at block 1024:" in text and "blocks/SM" in text
-    md = s._repr_markdown_()
-    assert "```cuda" in md and "if (threadIdx.x < REDUCE_THREADS)" in md
+    page = s._repr_html_()                                 # the page: highlighted, the fold below when folded
+    assert "<pre" in page and "REDUCE_THREADS" in page and ("<details>" in page) is s.folded
 
 
 def test_show_binds_every_template_argument_and_keeps_comments():

@@ -41,7 +41,7 @@ def test_the_register_edges():
 
 def test_the_words():
     assert occupancy.occupancy(256, 32, 0).describe() == (
-        "block 256, 32 regs/thread, 0 B smem: 8 blocks/SM (64/64 warps, 100% occupancy), limited by warps and "
+        "block 256, 32 regs/thread, 0 B smem: 8 blocks/SM (64/64 warps, 100% occupancy),\n  limited by warps and "
         "registers; 1056 blocks per wave on 132 SMs")
     assert occupancy.occupancy(2048, 32).describe() == (
         "block 2048, 32 regs/thread, 0 B smem: cannot launch (warps allow 0 blocks per SM)")     # 64 warps' 64 K

@@ -115,7 +115,7 @@ def test_the_step_s_head_derived_launches_joined_with_the_profile():
     assert rows["mla.split"].half_empty and not rows["mla.split"].starved
     table = audit.in_step_table(list(rows.values()), _profile().step_us)
     split_line = next(line for line in table.splitlines() if line.startswith("mla.split"))
-    assert " 98% " in split_line and " 49% " in split_line and split_line.endswith("SMs covered, wave half empty")
+    assert " 98% " in split_line and " 49% " in split_line and split_line.endswith("wave half empty")
 
 
 def test_the_shape_derived_norm_grid_is_what_the_grep_misses():

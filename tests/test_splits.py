@@ -203,3 +203,13 @@ def test_each_refusal_names_what_it_refused(kw, message):
 def test_a_split_keeps_the_shape_it_was_asked():
     s = splits.split(100_003, 48, 3)
     assert (s.mode, s.ctx, s.n_head, s.batch, s.sm_count, s.blocks_per_sm) == ("derived", 100_003, 48, 3, 132, 2)
+
+
+def test_a_split_in_words_two_lines_under_the_page_width():
+    """Word for word (worked out by hand: 131,072 / 128 = 1,024-token slices; 128 / 264 = 48 %; 256 / 264 = 97 %)."""
+    assert splits.split(131_072, 16, 1, "hardcoded").describe() == (
+        "hardcoded: ctx 131,072, 16 heads (1 tile(s)), batch 1 -> slice 1024 tokens, 128 splits,\n"
+        "           grid 128 blocks = 48% of 2 x 132 SMs")
+    assert splits.split(131_072, 16, 1, "derived").describe() == (
+        "derived: ctx 131,072, 16 heads (1 tile(s)), batch 1 -> slice 512 tokens, 256 splits,\n"
+        "         grid 256 blocks = 97% of 2 x 132 SMs")

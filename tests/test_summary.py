@@ -20,7 +20,7 @@ def figs(summary_figures):
 
 def test_one_object_keyed_by_section(figs):
     assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
-                         "browser", "presenter", "gpus", "architecture", "course", "tests", "hands"]
+                         "browser", "presenter", "gpus", "architecture", "course", "reading", "tests", "hands"]
 
 
 def test_the_tests_figures_as_issue_27_asks(figs):

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from launchlab.core.width import fit
+
 MAGIC = b"LLDUMP\x00\x01"
 
 
@@ -165,9 +167,9 @@ class Comparison:
         pos, name, idx = self.first
         a, b = self.first_values
         per = ", ".join(f"{k} {v:,}" for k, v in self.per_array.items() if v)
-        return (f"DIFFER: first at position {pos}, {name}, element {idx} ({a!r} vs {b!r}); {self.differing:,} of "
-                f"{self.elements:,} elements differ ({per}); sha256 {self.fingerprints[0][:16]} vs "
-                f"{self.fingerprints[1][:16]}")
+        return fit(f"DIFFER: first at position {pos}, {name}, element {idx} ({a!r} vs {b!r}); {self.differing:,} of "
+                   f"{self.elements:,} elements differ ({per}); sha256 {self.fingerprints[0][:16]} vs "
+                   f"{self.fingerprints[1][:16]}")
 
 
 def cmp(a, b) -> Comparison:

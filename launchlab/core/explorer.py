@@ -20,21 +20,20 @@ from __future__ import annotations
 import base64
 import html
 import io
-import textwrap
 
 import ipywidgets
 import matplotlib.pyplot as plt
 
 from launchlab.core import machine, plotted
+from launchlab.core.width import WIDTH, fit
 
-WRAP = 110          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
+WRAP = WIDTH          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
 TEXT_STYLE = ('<pre class="launchlab-explorer-text" style="white-space: pre-wrap; word-break: normal; '
               'overflow-wrap: normal; margin: 0 0 4px 0; font-size: 12px">')
 
 
 def wrap(text: str, width: int = WRAP) -> str:
-    return "\n".join(textwrap.fill(line, width, subsequent_indent="  ") if line else line
-                     for line in text.splitlines())
+    return "\n".join(fit(line, width, hang=2) for line in text.splitlines())
 
 
 def figure_png(fig, dpi: int = 100) -> bytes:

@@ -74,7 +74,7 @@ class Occupancy:
                     f"({' and '.join(self.limiter)} allow 0 blocks per SM)")
         return (f"block {self.block}, {self.regs} regs/thread, {self.smem} B smem: "
                 f"{self.blocks_per_sm} blocks/SM ({self.warps_per_sm}/{self.max_warps_per_sm} warps, "
-                f"{self.fraction:.0%} occupancy), limited by {' and '.join(self.limiter)}; "
+                f"{self.fraction:.0%} occupancy),\n  limited by {' and '.join(self.limiter)}; "
                 f"{self.blocks_per_wave} blocks per wave on {self.sm_count} SMs")
 
 

@@ -26,6 +26,7 @@ from typing import Callable
 
 from launchlab.core import diagnosis, hardware, launch, loader, mode, occupancy, recordings, timing
 from launchlab.core.door import Door
+from launchlab.core.width import fit
 
 RECORDING = "your_turn"
 
@@ -203,7 +204,7 @@ class Run:
         return out
 
     def __str__(self) -> str:
-        return "\n".join(self.lines())
+        return "\n".join(fit(ln, hang=9) for ln in self.lines())
 
 
 @dataclass

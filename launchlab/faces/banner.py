@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from launchlab import sections
 from launchlab.core import hardware, machine, mode, pdl, provenance, recordings, sharing, slices
+from launchlab.core.width import fit
 
 
 def banner(*recording_names: str) -> str:
@@ -42,6 +43,7 @@ def _replay(recording_names) -> str:
     for (gpu, sms, driver, runtime, cupy), recs in groups.items():
         dates = sorted(d for _, d in recs)
         when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
-        lines.append(f"      on {gpu} ({sms} SMs), driver {driver}, CUDA runtime {runtime}, CuPy {cupy}")
-        lines.append(f"      {', '.join(n for n, _ in recs)}: recorded {when}; kernel sources unchanged since")
+        lines.append(fit(f"      on {gpu} ({sms} SMs), driver {driver}, CUDA runtime {runtime}, CuPy {cupy}"))
+        lines.append(fit(f"      {', '.join(n for n, _ in recs)}: recorded {when}; kernel sources unchanged since",
+                         hang=8))
     return "\n".join(lines)

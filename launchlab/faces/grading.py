@@ -96,11 +96,13 @@ def assign(out: Path, master: Path = MASTER) -> Assigned:  # pragma: no mutate b
 
 def comparable(nb_path: Path) -> dict:  # pragma: no mutate block (not scoring)
     """What must not drift between the committed learner copy and otter's: every cell's type, source and
-    otter's locks, and the embedded public tests. Outputs and execution counts are the course's (replay)."""
+    otter's locks, and the embedded public tests. Outputs and execution counts are the course's (replay), and so
+    are the tags course.normalize adds (an unrun check's nbval-ignore-output)."""
     nb = json.loads(Path(nb_path).read_text())
     cells = [{"type": c["cell_type"], "source": "".join(c["source"]),
               "locked": [c["metadata"].get(k) for k in ("deletable", "editable")],
-              "tags": c["metadata"].get("tags", [])} for c in nb["cells"]]
+              "tags": [t for t in c["metadata"].get("tags", []) if t not in course.NORMALIZE_TAGS]}
+             for c in nb["cells"]]
     return {"cells": cells, "otter": nb["metadata"].get("otter")}
 
 

@@ -19,7 +19,7 @@ import math
 
 from launchlab import sections
 from launchlab.core import door, paths
-from launchlab.faces import architecture, gpus, hands, reading, reliability, testsuite
+from launchlab.faces import architecture, gpus, hands, page, reading, reliability, testsuite
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
 
@@ -74,6 +74,7 @@ def _figures(data_dir=None) -> dict:
     out["gpus"] = gpus.headline(out)               # the slices measured, the architectures built (issue 29)
     out["architecture"] = architecture.headline()     # measured from the package's tree, not a recording
     out["course"] = reading.headline()                # measured from the committed notebooks
+    out["reading"] = page.headline()                  # what the committed outputs put on the screen (issue 41)
     out["tests"] = testsuite.headline()               # read from the tests' committed reports (issue 27)
     out["hands"] = hands.headline(data_dir)           # the learner's own launches, fix and exercises (issue 39)
     return out

@@ -72,8 +72,8 @@ class Split:
 
     def describe(self) -> str:
         return (f"{self.mode}: ctx {self.ctx:,}, {self.n_head} heads ({self.head_tiles} tile(s)), batch {self.batch}"
-                f" -> slice {self.slice_tokens} tokens, {self.splits} splits, grid {self.grid} blocks = "
-                f"{self.share_of_target:.0%} of {self.blocks_per_sm} x {self.sm_count} SMs")
+                f" -> slice {self.slice_tokens} tokens, {self.splits} splits,\n{' ' * (len(self.mode) + 2)}grid "
+                f"{self.grid} blocks = {self.share_of_target:.0%} of {self.blocks_per_sm} x {self.sm_count} SMs")
 
 
 def _positive_int(name: str, v) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+from launchlab.core.width import fit
 from launchlab.core import hardware, loader, mode, occupancy, recordings, sources
 from launchlab.core.door import Door
 from launchlab.core.progress import Progress
@@ -84,7 +85,7 @@ class OccupancyCheck:
 
     def describe(self) -> str:
         regs = sorted({r[0] for r in self.rows})
-        return (f"{len(self.rows)} driver answers ({len(regs)} register counts from {regs[0]} to {regs[-1]}, "
+        return fit(f"{len(self.rows)} driver answers ({len(regs)} register counts from {regs[0]} to {regs[-1]}, "
                 f"static + dynamic shared memory up to {max(r[1] + r[2] for r in self.rows)} B, blocks "
                 f"{min(r[3] for r in self.rows)}..{max(r[3] for r in self.rows)}): "
                 f"{len(self.mismatches())} disagree")

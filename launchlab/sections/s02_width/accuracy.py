@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from launchlab.core.width import fit_all
 from launchlab.core import gates, mode, recordings
 from launchlab.core.door import Door
 from launchlab.kernels import decode
@@ -247,7 +248,7 @@ def table(d: AccuracyData) -> str:
         out.append(f"{a.arm:<26} {a.ctx:>7,} {a.mean_kl:>14.3e} {a.max_kl:>9.2e} {a.top1_rate:>6.3f} {b:>20}")
     out.append(f"{d.tokens} positions from ctx, teacher-forced with main's greedy tokens; {d.layers} layers; "
                "KL in float64 from the fp32 logits (vocab shard 20,480)")
-    return "\n".join(out)
+    return fit_all("\n".join(out))
 
 
 def frontier_rows(d: AccuracyData, ctx: int) -> list[tuple]:
@@ -274,7 +275,7 @@ def ratchet(d: AccuracyData, arm: str = "widened reduction") -> str:
         k = d.arm(arm, ctx).mean_kl
         out.append(f"{arm} at ctx {ctx:,}: KL(main || arm) = {k:.2e} = {k / hi:.0%} to {k / lo:.0%} of the room "
                    f"({RATCHET - 1:g}x main's KL) if main's own KL were the lecture's {lo:g}-{hi:g}")
-    return "\n".join(out)
+    return fit_all("\n".join(out))
 
 
 def frontier_table(d: AccuracyData, ctx: int) -> str:
@@ -291,7 +292,7 @@ def frontier_table(d: AccuracyData, ctx: int) -> str:
                f"its own run); top-1 and KL(main || arm) over {d.tokens} teacher-forced positions at ctx {ctx:,}. The "
                "lecture's KL is against its eval's reference, ours against main: the same column, not the same "
                "reference")
-    return "\n".join(out)
+    return fit_all("\n".join(out))
 
 
 def headline(d: AccuracyData) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from launchlab.core.width import fit_all
 from launchlab.core import diagnosis, recordings, timing
 from launchlab.core.door import Door
 from launchlab.kernels import kda_contrast, kda_decode
@@ -85,7 +86,7 @@ def table(d: ContrastData, ceiling_tbs: float) -> str:
     out += [f"{a:<32} {b:>12} {c:>8} {e:>9} {f:>6} {s:>13}" for a, b, c, e, f, s in rows]
     out.append(f"floors: the lecture's own (3.1 MB in 0.9 µs); ours, {d.bytes / 1e6:.2f} MB over the copy ceiling "
                f"{ceiling_tbs:.2f} TB/s. Spread: robust (IQR / 1.349 / median) over {d.cold.n} cold reps.")
-    return "\n".join(out)
+    return fit_all("\n".join(out))
 
 
 def headline(d: ContrastData, ceiling) -> dict:

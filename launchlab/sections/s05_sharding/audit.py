@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from launchlab.core.width import fit_all
 from launchlab.audit.sites import closure as _closure
 from launchlab.audit.sites import names_of as _names
 from launchlab.core import hardware, occupancy, paths
@@ -181,7 +182,7 @@ def report(dimension: str, harness: bool = False) -> str:
         left = [(s, hit) for s, hit in hits if s.harness]
         rows.append(f"  (and {len(left)} launches of the instruments and self-checks, {sum(h for _, h in left)} of "
                     f"them from '{dimension}': audit.report({dimension!r}, harness=True) lists them)")
-    return "\n".join(rows)
+    return fit_all("\n".join(rows))
 
 
 @dataclass
@@ -280,13 +281,13 @@ def missed(rows: list[StepRow], profile, counts: dict[str, int]) -> list[tuple[s
 
 def in_step_table(rows: list[StepRow], step_us: float) -> str:
     out = [f"{'launch':<13} {'grid':>7} {'blocks':>6} {'SMs':>5} {'fill':>5} {'calls':>5} {'µs/call':>8} "
-           f"{'x cheapest':>10} {'µs/token':>9} {'of step':>7}  flag"]
+           f"{'x min':>6} {'µs/token':>9} {'of step':>7}  flag"]
     for r in rows:
         grid = " x ".join(str(g) for g in r.grid if g > 1) or "1"
         fill = "" if r.fill_pct is None else f"{r.fill_pct:>4.0f}%"
-        flag = ("under half the SMs" if r.starved else "SMs covered, wave half empty" if r.half_empty else "")
+        flag = ("under half the SMs" if r.starved else "wave half empty" if r.half_empty else "")
         out.append(f"{r.role:<13} {grid:>7} {r.blocks:>6} {r.sms_pct:>4.0f}% {fill:>5} {r.calls:>5} "
-                   f"{r.us_per_call:>8.2f} {r.over_cheapest:>10.1f} {r.us_per_token:>9.1f} "
+                   f"{r.us_per_call:>8.2f} {r.over_cheapest:>6.1f} {r.us_per_token:>9.1f} "
                    f"{100 * r.us_per_token / step_us:>6.1f}%  {flag}")
     return "\n".join(out)
 

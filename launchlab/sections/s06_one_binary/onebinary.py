@@ -16,11 +16,13 @@ build), memory, and ncu's achieved occupancy of the top offenders beside the cal
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from dataclasses import asdict, dataclass, field
 
 from launchlab.core import gates, loader, mode, occupancy, profile, sharing, timing
 from launchlab.core.door import Door
+from launchlab.core.width import WIDTH
 from launchlab.kernels import decode, mla, residual_add
 from launchlab.sections.s06_one_binary import stepprofile
 
@@ -413,9 +415,14 @@ recorded = DOOR.recorded
 
 # ------------------------------------------------------------------ what the notebook prints
 def arm_diff_table(d: OneBinaryData) -> str:
-    out = [f"{'role':<14} {'calls/token':>11}  {'main':<48} fixed"]
+    def short(launch: str) -> str:          # "rms_norm:rms_norm_f32 grid [1] block 128": the kernel names its file
+        name, _, rest = launch.partition(" ")
+        grid = re.sub(r"\[(\d+)(?:, 1)*\]", r"\1", rest)
+        return f"{name.split(':', 1)[-1]} {grid}"
+    out = [f"{'role':<14} {'calls':>5}  {'main':<38} fixed"]
     for role, a, b, n in d.arm_diff:
-        out.append(f"{role:<14} {n:>11}  {a:<48} {b}")
+        out.append(f"{role:<14} {n:>5}  {short(a):<38} {short(b)}")
+    out.append("calls: per token; grid [x, y] of a two-dimensional launch, a bare number when it is one row of blocks")
     return "\n".join(out)
 
 
@@ -480,3 +487,22 @@ def gate_quantities(d: OneBinaryData) -> dict:
         out[f"{g.lower()}_gate_cost_ms_per_token"] = r.cost_ms
         out[f"{g.lower()}_gate_gain_pct"] = 100 * (r.main_ms / r.fixed_ms - 1)
     return out
+
+
+def gate_list():
+    """Every gate of the course as a table (its variable, value now, default = the fixed arm, baseline = main's
+    arm, what it selects), then the restore set as a shell line that fits the page (one continuation per line)."""
+    from IPython.display import Markdown
+    rows = ["| gate | now | default | baseline | what it selects |", "|---|---|---|---|---|"]
+    for g in sorted(gates.GATES.values(), key=lambda g: g.name):
+        rows.append(f"| `{g.env}` | {gates.value(g.name)} | {g.default} | {g.baseline} | "
+                    f"{g.doc.replace('|', chr(92) + '|')} |")
+    words, lines, line = gates.restore_set().split(), [], "export"
+    for w in words:
+        if len(line) + 1 + len(w) + 2 > WIDTH:
+            lines.append(line + " \\")
+            line = "    "
+        line += " " + w if line.strip() else w
+    lines.append(line)
+    return Markdown("\n".join(rows) + "\n\nThe restore set, every gate at main's arm:\n\n```sh\n" + "\n".join(lines)
+                    + "\n```\n")

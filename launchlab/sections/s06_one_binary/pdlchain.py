@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from launchlab.core.width import fit_all
 from launchlab.core import gates, mode, pdl, recordings, slices, timing
 from launchlab.core.door import Door
 from launchlab.kernels import decode, rms_norm
@@ -243,7 +244,7 @@ def norm_table(d: PDLData) -> str:
                    f"{c.saved_pct:>9.1f}% {c.spread_us:>7.3f}")
     out.append(f"{d.norm[0].launches} launches in one CUDA graph, ABBA over {len(d.norm[0].order) // 2} pairs; each rep "
                "is the median of 10 replays; spread = the wider arm's max - min over its reps (µs)")
-    return "\n".join(out)
+    return fit_all("\n".join(out))
 
 
 def timeline_table(d: PDLData) -> str:
@@ -254,7 +255,7 @@ def timeline_table(d: PDLData) -> str:
         out.append(f"{t.name:<26} {t.per_launch_ns / 1e3:>8.2f}µs {t.typical_gap_ns() / 1e3:>+9.2f}µs {around:>40}")
     out.append("gap = the next launch's block entered minus this launch's block finished (%globaltimer, ns); "
                "negative: the next one was already resident, waiting")
-    return "\n".join(out)
+    return fit_all("\n".join(out))
 
 
 def step_table(d: PDLData) -> str:
@@ -284,12 +285,12 @@ def cmp_table(d: PDLData) -> str:
 def verdict(d: PDLData) -> str:
     """What the path is worth on the step, and what the norms opting out give back against their own win."""
     r = d.run("step")
-    return "\n".join([
+    return fit_all("\n".join([
         f"PDL on the whole step: {d.step_gain_pct:+.1f} % tok/s ({1e3 * r.cost_ms:.0f} µs per token, "
         f"{abs(r.cost_ms) / r.spread_ms:.0f}x the spread of the reps)",
         f"the 327 norms opting out give back {d.opt_out_cost_us:.0f} µs per token "
         f"({d.opt_out_cost_us / (1e3 * d.run('opt_out').spread_ms):.0f}x the spread): "
-        f"{d.opt_out_cost_us / d.norm_win_us:.0%} of the {d.norm_win_us:.0f} µs per token their widening wins"])
+        f"{d.opt_out_cost_us / d.norm_win_us:.0%} of the {d.norm_win_us:.0f} µs per token their widening wins"]))
 
 
 def headline_02(d: PDLData) -> dict:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from launchlab.core.width import fit
 from launchlab.core import dumps, floatbits, gates, mode, recordings
 from launchlab.core.door import Door
 from launchlab.kernels import decode, splits
@@ -192,14 +193,16 @@ recorded = DOOR.recorded
 
 # ------------------------------------------------------------------ what the notebook prints
 def table(d: IdentityData) -> str:
-    out = [f"{'arms':<32} {'ctx':>7}  {'cmp':<34} {'first difference':<30} {'tokens':<7} {'max rel logit diff*':>19}"]
+    out = [f"{'arms':<30} {'ctx':>7}  {'cmp: elements':<18} {'first difference':<26} {'tokens':<6} {'logits*':>8}"]
     for c in d.cases:
-        verdict = "IDENTICAL" if c.identical else f"{c.differing:,} of {c.elements:,} differ"
+        verdict = "IDENTICAL" if c.identical else f"{c.differing:,} differ"
         first = f"pos {c.first[0]:,} {c.first[1]}[{c.first[2]}]" if c.first else "-"
-        out.append(f"{c.name:<32} {c.ctx:>7,}  {verdict:<34} {first:<30} {'same' if c.tokens_agree else 'differ':<7} "
-                   f"{c.max_rel_logit_diff:>19.2e}")
-    out.append(f"* at the first position, where both arms decode the same token. {d.layers} layers, {d.positions} "
-               f"positions from ctx, every layer's residual stream and KDA output dumped beside the logits.")
+        out.append(f"{c.name:<30} {c.ctx:>7,}  {verdict:<18} {first:<26} {'same' if c.tokens_agree else 'differ':<6} "
+                   f"{c.max_rel_logit_diff:>8.2e}")
+    sizes = sorted({c.elements for c in d.cases})
+    out.append(fit(f"each dump: {' or '.join(f'{n:,}' for n in sizes)} elements ({d.layers} layers, {d.positions} "
+                   f"positions from ctx, every layer's residual stream and KDA output beside the logits). * the largest "
+                   f"relative logit difference at the first position, where both arms decode the same token.", hang=2))
     return "\n".join(out)
 
 
@@ -213,12 +216,12 @@ def tolerance_table(d: IdentityData) -> str:
 
 
 def forms_table(d: IdentityData) -> str:
-    out = [f"{'build':<32} {'form':<7} {'FFMA':>4} {'FMUL':>4} {'FADD':>4}  {'bytes = SASS prediction':<24} "
-           f"{'differ from two roundings':>26} {'rel err vs f64':>14}"]
+    out = [f"{'build':<25} {'form':<7} {'FFMA':>4} {'FMUL':>4} {'FADD':>4}  {'as SASS predicts':<16} "
+           f"{'differ from two roundings':>25} {'rel err vs f64':>14}"]
     for f in d.forms:
         build = fma_forms.BUILDS[f.family][1]
-        out.append(f"{build:<32} {f.form:<7} {f.ffma:>4} {f.fmul:>4} {f.fadd:>4}  {str(f.matches_prediction):<24} "
-                   f"{f'{f.differ_from_two_roundings:,} of {f.elements:,}':>26} {f.rel_err_vs_f64:>14.1e}")
+        out.append(f"{build:<25} {f.form:<7} {f.ffma:>4} {f.fmul:>4} {f.fadd:>4}  {str(f.matches_prediction):<16} "
+                   f"{f'{f.differ_from_two_roundings:,} of {f.elements:,}':>25} {f.rel_err_vs_f64:>14.1e}")
     return "\n".join(out)
 
 
