@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: coverage mutation release setup lab slides test test-slow test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
+.PHONY: coverage mutation release setup lab site slides test test-slow test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -70,8 +70,15 @@ slides: setup
 
 ## make test-browser: every notebook in JupyterLab in Debian's Chromium: run all, move every widget; the section
 ## notebooks given as slide decks at 1280 x 720; the static decks of make slides opened offline
-test-browser: setup slides
+test-browser: setup slides site
 	$(BIN)/python tests/browser/run_browser.py
+	$(BIN)/python tests/browser/site_pages.py build/site
+
+## make site: the course as a website in build/site/ (Sphinx + MyST-NB + sphinx-book-theme, offline), from the
+## committed notebooks in the lecture's order, the glossary, the decks of make slides and a page on running live
+site: setup
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[site]"
+	$(BIN)/python -m launchlab site
 
 ## make notebooks: re-execute every notebook in place in replay mode (the outputs that are committed)
 notebooks: setup

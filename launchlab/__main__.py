@@ -25,6 +25,9 @@
                              exercises whose answer shows above them (exit 1 if any, or a notebook over 40 min)
   page                       what the committed outputs put on the screen: lines over 110 characters, listings
                              over 40 lines (exit 1 if any)
+  glossary [--write]         the glossary's terms, every first use in a notebook not linked to it (exit 1 if any);
+                             --write: notebooks/glossary.ipynb and the links
+  site [--stage]             the course as a website in build/site/ (Sphinx + MyST-NB + sphinx-book-theme, offline)
   sections [--readme]        the registered sections, as the course's map (--readme: write it into README.md)
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
   slides [NAME ...] [--out DIR]  the section notebooks 01-08 as static reveal.js decks (reveal.js from npm)
@@ -179,6 +182,16 @@ def _page(args) -> int:
     return page.main()
 
 
+def _site(args) -> int:
+    from launchlab.faces import site
+    return site.main(["--stage"] if args.stage else [])
+
+
+def _glossary(args) -> int:
+    from launchlab.faces import glossary
+    return glossary.main(["--write"] if args.write else [])
+
+
 def _sections(args) -> int:
     from launchlab import sections
     from launchlab.faces import template
@@ -317,6 +330,13 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("reading", help="what a learner reads: pacing, quantities, answers above").set_defaults(fn=_reading)
     sub.add_parser("page", help="what the outputs put on the screen: lines over 110 characters, listings over 40 "
                    "lines").set_defaults(fn=_page)
+    g = sub.add_parser("glossary", help="the glossary's terms and every first use not linked to it")
+    g.add_argument("--write", action="store_true", help="write notebooks/glossary.ipynb and link every first use")
+    g.set_defaults(fn=_glossary)
+    st = sub.add_parser("site", help="the course as a website in build/site/ (Sphinx + MyST-NB, offline; make site "
+                        "installs them)")
+    st.add_argument("--stage", action="store_true", help="only stage the sources in build/site-src/")
+    st.set_defaults(fn=_site)
     se = sub.add_parser("sections", help="the registered sections, as the course's map")
     se.add_argument("--readme", action="store_true", help="write the map into README.md between its markers")
     se.set_defaults(fn=_sections)

@@ -73,10 +73,13 @@ def test_the_report_check_sees_a_changed_outcome(tmp_path):
     spec = importlib.util.spec_from_file_location("check_reports", ROOT / "tools" / "check_reports.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    for name in ("browser", "hub"):
+    for name in ("browser", "hub", "site"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "report.json").write_text((ROOT / "data" / name / "report.json").read_text())
     assert all(old == new for _, _, old, new in mod.compare(tmp_path))
     b = json.loads((tmp_path / "browser" / "report.json").read_text())
     (tmp_path / "browser" / "report.json").write_text(json.dumps(dict(b, widgets_moved=b["widgets_moved"] + 1)))
     assert [(n, f) for n, f, old, new in mod.compare(tmp_path) if old != new] == [("browser", "widgets_moved")]
+    s = json.loads((tmp_path / "site" / "report.json").read_text())
+    (tmp_path / "site" / "report.json").write_text(json.dumps(dict(s, broken_links=s["broken_links"] + 1)))
+    assert ("site", "broken_links") in [(n, f) for n, f, old, new in mod.compare(tmp_path) if old != new]

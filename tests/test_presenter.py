@@ -197,3 +197,21 @@ def test_the_cue_sheet_lists_every_slide():
     sheet = presenter.notes_sheet(DECKS[0])
     nb = nbformat.read(str(DECKS[0]), as_version=4)
     assert sheet.count("point at:") == len(presenter.slides(nb)) and sheet.count("[explorer]") == 3
+
+
+def test_a_listing_shown_as_html_is_hidden_like_a_markdown_one():
+    """listing.show's page is HTML since issue 41: a deck-no-listing cell hides it on the slide, the present style
+    has a rule for each representation, and the static deck leaves it out."""
+    nb = good_deck()
+    nb["cells"][4]["outputs"].append({"output_type": "display_data", "metadata": {},
+                                      "data": {"text/html": "<pre>77 registers</pre>", "text/plain": ""}})
+    nb["cells"][3]["metadata"][presenter.NOTES_KEY]["point_at"] = "77 registers"
+    assert presenter.problems(nb, "t") == []
+    nb["cells"][4]["metadata"]["tags"] = [presenter.NO_LISTING]
+    assert any("is not on the slide" in p for p in presenter.problems(nb, "t"))
+    rules = presenter.PRESENT_STYLE["styles"][""]
+    for mime in ("text/markdown", "text/html"):
+        assert any(presenter.NO_LISTING in k and f"data-mime-type='{mime}'" in k and v == {"display": "none"}
+                   for k, v in rules.items())
+    st = presenter.static_notebook(nb)
+    assert not any("77 registers" in json.dumps(c.get("outputs", [])) for c in st["cells"])

@@ -17,7 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = {"browser": ("notebooks", "widgets_moved", "console_errors", "failed", "presenter"),
-          "hub": ("learners", "learners_ok", "concurrent", "hub_stopped_cleanly")}
+          "hub": ("learners", "learners_ok", "concurrent", "hub_stopped_cleanly"),
+          "site": ("pages", "pages_opened", "pages_ok", "console_errors", "external_requests", "broken_links")}
 
 
 def compare(committed: Path) -> list[tuple[str, str, object, object]]:

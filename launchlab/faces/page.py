@@ -24,6 +24,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from launchlab.core import paths
+from launchlab.faces import glossary
 
 NOTEBOOK_DIR = paths.ROOT / "notebooks"
 WIDEST = 110
@@ -152,10 +153,20 @@ def measure(paths_=None) -> dict:
             "listings_over": [f for f in listings if f.size > LONGEST]}
 
 
+SITE_REPORT = paths.ROOT / "data" / "site" / "report.json"     # tests/browser/site_pages.py (make test-browser)
+
+
 def headline(m: dict | None = None) -> dict:
-    """The summary's "reading" figures measured here."""
+    """The summary's "reading" figures (issue 41): the glossary's, the page's measured here, and the website's
+    read from the last Chromium run over it (data/site/report.json)."""
     m = m or measure()
-    return {"widest_output_line": m["widest_output_line"], "longest_listing_lines": m["longest_listing_lines"]}
+    out = {**glossary.headline(), "widest_output_line": m["widest_output_line"],
+           "longest_listing_lines": m["longest_listing_lines"]}
+    if SITE_REPORT.exists():
+        r = json.loads(SITE_REPORT.read_text())
+        out.update({"site_pages": r["pages"], "site_pages_opened_in_chromium": r["pages_opened"],
+                    "site_external_requests": r["external_requests"], "site_broken_links": r["broken_links"]})
+    return out
 
 
 def main(argv=None) -> int:

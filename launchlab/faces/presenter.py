@@ -32,7 +32,8 @@ DECK_NAMES = ("01_", "02a_", "02b_", "03a_", "03b_", "04_", "05_", "06_", "07_",
 SLIDES_PER_DECK = (14, 25)
 CODE_LINES_SHOWN = 4                  # a cell tagged deck-code shows its source on the slide: at most this many lines
 SHOW_CODE = "deck-code"
-NO_LISTING = "deck-no-listing"        # on the slide, not this cell's source listing (a markdown output)
+NO_LISTING = "deck-no-listing"        # on the slide, not this cell's source listing (a markdown or HTML output:
+LISTING_MIMES = ("text/markdown", "text/html")    # listing.show's page is HTML since issue 41, markdown before)
 SMALL_FIGURES = "deck-small-figures"  # on the slide, this cell's pictures at most 300 px tall (two figures on one slide)
 NOTES_KEY = "launchlab"
 FONTS_KEY = "@deathbeds/jupyterlab-fonts"
@@ -43,8 +44,8 @@ PRESENTING = "body[data-jp-deck-mode='presenting'] &"
 # so the tags are matched as substrings)
 PRESENT_STYLE = {"styles": {"": {
     f"{PRESENTING} .jp-CodeCell:not([data-jpf-cell-tags*='{SHOW_CODE}']) .jp-Cell-inputWrapper": {"display": "none"},
-    f"{PRESENTING} .jp-CodeCell[data-jpf-cell-tags*='{NO_LISTING}'] .jp-OutputArea-output[data-mime-type='text/markdown']":
-        {"display": "none"},
+    **{f"{PRESENTING} .jp-CodeCell[data-jpf-cell-tags*='{NO_LISTING}'] .jp-OutputArea-output[data-mime-type='{m}']":
+       {"display": "none"} for m in LISTING_MIMES},
     f"{PRESENTING} .jp-OutputArea-output img": {"max-height": "470px", "width": "auto"},
     f"{PRESENTING} .jp-CodeCell[data-jpf-cell-tags*='{SMALL_FIGURES}'] .jp-OutputArea-output img":
         {"max-height": "300px", "width": "auto"},
@@ -88,12 +89,12 @@ def tags(cell: dict) -> list[str]:
 def cell_text(cell: dict) -> str:
     """What a cell shows on a slide, as text: a markdown cell's source, a code cell's printed and plain outputs
     (less what the present style hides on the slide)."""
-    if cell["cell_type"] == "markdown":
-        return _source(cell)
+    if cell["cell_type"] == "markdown":                 # a link shows its text (the glossary's links, issue 41)
+        return re.sub(r"(?<!!)\[([^\]]*)\]\([^)\s]*\)", r"\1", _source(cell))
     out = []
     for o in cell.get("outputs", []):
         d = o.get("data", {})
-        if NO_LISTING in tags(cell) and "text/markdown" in d:
+        if NO_LISTING in tags(cell) and any(m in d for m in LISTING_MIMES):
             continue
         if "text" in o:
             out.append("".join(o["text"]) if isinstance(o["text"], list) else o["text"])
@@ -219,7 +220,7 @@ def static_notebook(nb: dict) -> dict:
             for o in c.get("outputs", []):
                 d = o.get("data", {})
                 d.pop("application/vnd.jupyter.widget-view+json", None)
-                if NO_LISTING in tags(c) and "text/markdown" in d:
+                if NO_LISTING in tags(c) and any(m in d for m in LISTING_MIMES):
                     continue
                 kept.append(o)
             c["outputs"] = kept
