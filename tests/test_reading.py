@@ -53,6 +53,42 @@ def test_a_quantity_printed_twice_with_two_values_is_found(tmp_path):
     assert reading.read([a, same]).conflicts == {}
 
 
+def said_many(pairs, because=None):
+    """One output that prints several quantities (key -> text), with the reasons given (key -> why)."""
+    meta = {"quantities": dict(pairs)}
+    if because:
+        meta["because"] = because
+    return {"output_type": "display_data", "data": {"text/plain": "x"}, "metadata": {quantity.METADATA_KEY: meta}}
+
+
+STEP, SLICE = "06.main_step_ms", "05.main_step_green_context_ms"      # one group of quantity.GROUPS
+
+
+@pytest.mark.parametrize("cells, drifts", [
+    ([[(STEP, "14.636 ms")], [(SLICE, "15.237 ms")]], 1),                         # no word why
+    ([[(STEP, "14.636 ms")], [(SLICE, "15.237 ms", "another run")]], 0),          # the reason beside the later
+    ([[(SLICE, "15.237 ms", "another run"), (STEP, "14.636 ms")]], 0),             # side by side: said once
+    ([[(SLICE, "15.237 ms", "another run")], [(STEP, "14.636 ms")]], 1),           # reason far from the later
+    ([[(STEP, "100.000 ms")], [(SLICE, "100.500 ms")]], 0),                       # 0.5 %: one figure, rounded
+    ([[(STEP, "100.000 ms")], [(SLICE, "100.600 ms")]], 1),                       # just past it
+    ([[(STEP, "14.636 ms")], [("06.other_ms", "15.237 ms")]], 0),                  # not one group
+])
+def test_a_figure_measured_twice_drifts_only_with_its_reason(tmp_path, cells, drifts):
+    outs = []
+    for cell in cells:
+        pairs = [(k, t) for k, t, *_ in cell]
+        why = {k: w[0] for k, t, *w in cell if w}
+        outs.append(code(outputs=[said_many(pairs, why)]))
+    r = reading.read([_nb(tmp_path, outs)])
+    assert len(reading.drifting(r.printed)) == drifts == reading.headline(r)["quantities_drifting_without_why"]
+
+
+def test_a_reason_is_only_for_a_key_of_a_group():
+    assert quantity.of(SLICE, 15.2, because="another run").because == "another run"
+    with pytest.raises(quantity.QuantityError, match="in none"):
+        quantity.of("06.other_ms", 1.0, because="why")
+
+
 def test_an_answer_printed_above_its_question_is_found(tmp_path):
     reg = {"99.n": Exercise("99.n", "how many", lambda: 1056, lambda: "", kind="number"),
            "99.c": Exercise("99.c", "which", lambda: "yes", lambda: "", kind="choice", choices=("yes", "no"),

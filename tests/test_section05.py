@@ -132,3 +132,17 @@ def test_a_step_launch_the_profile_does_not_time_is_an_error():
     cut = replace(p, rows=[r for r in p.rows if r.role != "kda.prep"])
     with pytest.raises(ValueError, match="kda.prep"):
         audit.in_step("head", cut)
+
+
+def test_the_slices_figure_draws_one_floor_per_byte_count_and_names_its_arms():
+    """Issue 41: the floors were drawn in the arms' colours with a legend that did not match them (main's and the
+    fix's floor lines labelled alike, the tuned one unlabelled). Arms that move the same bytes share one floor
+    line: main stores the intermediate (3.18 MB), the fix and the tuned kernel do not (2.39 MB)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from launchlab.sections.s03_starvation import smaller_gpus
+    from launchlab.sections.s05_sharding import figures
+    fig = figures.kda_on_slices(smaller_gpus.recorded())
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert [lb for lb in labels if lb.startswith("floor")] == ["floor of 3.18 MB on the slice (main)",
+                                                               "floor of 2.39 MB on the slice (fix, tuned)"]

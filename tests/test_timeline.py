@@ -91,3 +91,35 @@ def test_recorded_timelines_show_the_geometry():
     assert len(d.case("one past a wave, 1 block/SM").timeline.waves()) == 2              # block 133 waits
     assert d.case("two resident per SM").timeline.max_resident_per_sm() == 2
     assert 0 < d.tick_ns <= 1000                                                       # what a stamp resolves
+
+
+def test_the_timeline_figure_names_its_colours_and_shows_blocks_sharing_an_sm():
+    """Issue 41: the waves' colours have a legend, and a launch with two blocks on one SM at once gets an inset
+    where the two stacked bars can be seen (a second, lighter bar in the same row); one block per SM gets none."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from dataclasses import dataclass
+
+    from launchlab.core import figure
+
+    @dataclass
+    class Case:
+        name: str
+        timeline: timeline.Timeline
+
+    one = Case("one per SM", tl([0, 0, 0, 105], [100, 100, 100, 205], [0, 1, 2, 0]))       # two waves
+    two = Case("two per SM", tl([0, 0, 0, 0], [100, 100, 100, 100], [0, 0, 1, 1]))          # two at once
+    fig = figure.block_timelines([one, two], sm_count=4)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["wave 1", "wave 2", "a block beside another on its SM"]
+    insets = [c for a in fig.axes for c in a.child_axes]
+    assert len(insets) == 1 and insets[0].get_title() == "SMs 0-1, magnified"
+    assert len(insets[0].collections) == 4                                    # every block of SMs 0-1, drawn
+    alphas = sorted(round(float(c.get_facecolor()[0][3]), 2) for c in insets[0].collections)
+    assert alphas == [0.45, 0.45, 1.0, 1.0]                                   # the second block of a row: lighter
+    alone = figure.block_timelines([one], sm_count=4)
+    assert [t.get_text() for t in alone.legends[0].get_texts()] == ["wave 1", "wave 2"]
+    assert not [c for a in alone.axes for c in a.child_axes]
+    single = figure.block_timelines([Case("one wave", tl([0, 0], [10, 10], [0, 1]))], sm_count=4)
+    assert [t.get_text() for t in single.legends[0].get_texts()] == ["every block (one wave)"]
+    assert figure.legibility(fig) == []

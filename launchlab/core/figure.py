@@ -64,24 +64,36 @@ def mark_chosen(ax, x: float, y: float) -> None:
 
 def block_timelines(cases, sm_count: int = 132):
     """One panel per launch: every block as a bar on the row of the SM it ran on, from its start to its end
-    (%globaltimer, us). Blocks that shared an SM at once are stacked inside its row; a later wave is drawn in
-    a second colour. Empty rows are SMs the launch never used."""
+    (%globaltimer, us). The colour is the block's wave (the legend names them); blocks that shared an SM at once
+    are stacked inside its row, the second and later ones lighter, and a panel with any such SM magnifies its
+    first rows in an inset, where the stacked bars can be seen (at 132 rows a row is 2 px). Empty rows are SMs
+    the launch never used."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Patch
     n = len(cases)
-    fig, axes = plt.subplots(1, n, figsize=(min(9.0, 3.1 * n), 4.3), sharey=True, sharex=True, squeeze=False)
+    fig, axes = plt.subplots(1, n, figsize=(min(9.0, 3.1 * n), 4.6), sharey=True, sharex=True, squeeze=False)
     wave_colors = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
+    lighter = lambda c: to_rgba(c, 0.45)              # noqa: E731  a block beside another on its SM
+    most_waves, stacked = 1, False
     for ax, c in zip(axes[0], cases):
         t = c.timeline
         wave_of = {b: i for i, w in enumerate(t.waves()) for b in w}
+        most_waves = max(most_waves, len(t.waves()))
         slots: dict[int, list[int]] = {}
-        h = 0.9 / max(1, t.max_resident_per_sm())     # once per launch: it walks every SM's blocks
+        resident = max(1, t.max_resident_per_sm())
+        h = 0.9 / resident                              # once per launch: it walks every SM's blocks
+        bars = []
         for b in sorted(range(t.grid), key=lambda x: t.start_ns[x]):
             ends = slots.setdefault(t.sm[b], [])
             k = next((i for i, e in enumerate(ends) if e <= t.start_ns[b]), len(ends))
             if k == len(ends):
                 ends.append(0)
             ends[k] = t.end_ns[b]
-            ax.broken_barh([(t.start_ns[b] / 1e3, (t.end_ns[b] - t.start_ns[b]) / 1e3)],
-                           (t.sm[b] - 0.45 + k * h, h * 0.92), color=wave_colors[wave_of[b] % 4], lw=0)
+            color = wave_colors[wave_of[b] % 4]
+            bars.append((t.sm[b], (t.start_ns[b] / 1e3, (t.end_ns[b] - t.start_ns[b]) / 1e3),
+                         (t.sm[b] - 0.45 + k * h, h * 0.92), color if k == 0 else lighter(color)))
+        for _, xr, yr, color in bars:
+            ax.broken_barh([xr], yr, color=color, lw=0)
         ax.set_ylim(sm_count - 0.5, -0.5)
         ax.set_xlabel("time since the first block started (µs)")
         waves = len(t.waves())
@@ -89,10 +101,27 @@ def block_timelines(cases, sm_count: int = 132):
                      + (f"\n{waves} waves" if waves > 1 else ""), fontsize=9.5)
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.grid(axis="x", alpha=0.3)
+        if resident > 1:                                # the stacked blocks, where they can be seen
+            stacked = True
+            rows = sorted(slots)[:4]
+            ins = ax.inset_axes([0.42, 0.30, 0.55, 0.40])
+            for sm, xr, yr, color in bars:
+                if sm in rows:
+                    ins.broken_barh([xr], yr, color=color, lw=0)
+            ins.set_ylim(max(rows) + 0.5, min(rows) - 0.5)
+            ins.set_yticks(rows)
+            ins.tick_params(labelsize=9)
+            ins.xaxis.set_major_locator(MaxNLocator(3))
+            ins.set_title(f"SMs {rows[0]}-{rows[-1]}, magnified", fontsize=9)
     axes[0][0].set_ylabel("SM (%smid)")
     span = max(c.timeline.span_ns for c in cases) / 1e3
     axes[0][0].set_xlim(0, span * 1.02)          # one time axis for every panel: the speed-up is their widths
-    fig.tight_layout(w_pad=2.6)
+    handles = ([Patch(color=wave_colors[i], label=f"wave {i + 1}") for i in range(most_waves)] if most_waves > 1
+               else [Patch(color=wave_colors[0], label="every block (one wave)")])
+    if stacked:
+        handles.append(Patch(color=lighter(wave_colors[0]), label="a block beside another on its SM"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=9, frameon=False)
+    fig.tight_layout(w_pad=2.6, rect=(0, 0.06, 1, 1))
     return fig
 
 

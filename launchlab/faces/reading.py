@@ -86,6 +86,7 @@ class Printed:
     cell: int
     key: str
     text: str
+    because: str = ""
 
 
 def quantities(path: Path) -> list[Printed]:
@@ -93,8 +94,34 @@ def quantities(path: Path) -> list[Printed]:
     out = []
     for i, c in enumerate(nb["cells"]):
         for o in c.get("outputs", []) if c["cell_type"] == "code" else []:
-            q = o.get("metadata", {}).get(quantity.METADATA_KEY, {}).get("quantities", {})
-            out += [Printed(Path(path).name, i, k, v) for k, v in q.items()]
+            meta = o.get("metadata", {}).get(quantity.METADATA_KEY, {})
+            why = meta.get("because", {})
+            out += [Printed(Path(path).name, i, k, v, why.get(k, "")) for k, v in meta.get("quantities", {}).items()]
+    return out
+
+
+def _value(text: str) -> float | None:
+    m = NUMBER.search(text)
+    return float(m.group().replace(",", "")) if m else None
+
+
+def drifting(printed: list[Printed], tolerance: float = 0.005) -> list[tuple[Printed, Printed]]:
+    """Pairs (first, later) of one group's keys (quantity.GROUPS) printed with values more than `tolerance`
+    apart with no reason beside the later one -- a number that drifts with no word why. The first print of a
+    group sets the figure the others are read against; a reason (`because`) counts on the later print, or on
+    the first when both are printed in the same cell (side by side, the reason said once)."""
+    out = []
+    for keys in quantity.GROUPS.values():
+        seen = [p for p in printed if p.key in keys and _value(p.text) is not None]
+        for i, later in enumerate(seen):
+            first = next((p for p in seen[:i] if p.key != later.key), None)
+            if first is None or later.because:
+                continue
+            if first.because and (first.notebook, first.cell) == (later.notebook, later.cell):
+                continue
+            a, b = _value(first.text), _value(later.text)
+            if abs(a - b) > tolerance * max(abs(a), abs(b)):
+                out.append((first, later))
     return out
 
 
@@ -222,6 +249,7 @@ def headline(r: Reading | None = None) -> dict:
     r = r or read()
     mins = [p.minutes for p in r.paces]
     return {"quantities_with_two_values": len(r.conflicts), "quantities_printed": len({p.key for p in r.printed}),
+            "quantities_drifting_without_why": len(drifting(r.printed)),
             "longest_notebook_minutes": round(max(mins), 1), "shortest_notebook_minutes": round(min(mins), 1),
             "exercises_answer_visible_above": len(r.revealed)}
 
@@ -237,7 +265,11 @@ def main(argv=None) -> int:
           f"{len(r.conflicts)} with two values")
     for k, ps in r.conflicts.items():
         print(f"  {k}: " + "; ".join(f"{p.text} ({p.notebook} cell {p.cell})" for p in ps))
+    drift = drifting(r.printed)
+    print(f"{len(drift)} figures of one thing measured twice printed with another value and no reason")
+    for a, b in drift:
+        print(f"  {b.key} {b.text} ({b.notebook} cell {b.cell}) against {a.key} {a.text} ({a.notebook} cell {a.cell})")
     print(f"{len(r.revealed)} exercises whose answer is printed above the question")
     for x in r.revealed:
         print(f"  {x.notebook} {x.key} (cell {x.exercise_cell}): cell {x.shown_in_cell} {x.evidence}")
-    return 1 if r.conflicts or r.revealed or r.longest.minutes > hi else 0
+    return 1 if r.conflicts or drift or r.revealed or r.longest.minutes > hi else 0

@@ -22,7 +22,7 @@ def kda_contention(alone, contended):
         ax.hist(np.clip(r, lo, hi), bins=bins, alpha=0.75, color=c,
                 label=f"{name}: median {t.median:.2f} µs, robust spread {diagnosis.robust_spread(r):.1%},\n"
                       f"p99 {np.percentile(r, 99):.2f} µs" + (f", {beyond} rep(s) beyond {hi:.1f} µs "
-                                                             f"(max {r.max():.0f})" if beyond else ""))
+                                                             f"(max {r.max():.2f} µs)" if beyond else ""))
     ax.set_xlabel(f"time of one decode step (µs, CUDA events per launch, {alone.l2} L2; linear)")
     ax.set_ylabel("reps")
     ax.set_title("Alone: tight. Beside other work: shifted and spread")

@@ -20,7 +20,7 @@ def mla_sweep(data: "derive.MLAData", model: "derive.SlotModel", mark: tuple[flo
     pts = data.swept("off")
     xs = np.arange(60, 610)
     ax.plot(xs, [model.predict(int(g), -(-data.ctx // int(g))) for g in xs], color="0.35", lw=1, ls="--",
-            label=f"slot model, fitted at 132 and 264 ({model.slots} slots)")
+            label=f"slot model, fitted at 132 and 264 ({model.slots} slots);\nits step at 133 is not in the data")
     floor = mla.floors(data.ctx, copy_tbs=data.copy_tbs).memory_us
     ax.axhline(floor, color="#d95f02", lw=1, ls=":")
     ax.annotate(f"memory floor {floor:.1f} µs (151 MB at {data.copy_tbs:.2f} TB/s)", (600, floor), ha="right",

@@ -114,12 +114,16 @@ def kda_on_slices(d, sms: int | None = None, arm: str | None = None):
     ns = d.sm_counts
     xs = list(range(len(ns)))
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 4.6))
+    floors: dict[tuple, list[str]] = {}             # arms that move the same bytes share one floor line
     for name, (c, lab) in ARM_STYLE.items():
         alpha = 1.0 if arm in (None, name) else 0.3
         ax.plot(xs, [d.at(n).arm(name).cold.median for n in ns], "o-", color=c, alpha=alpha, label=lab)
-        ax.plot(xs, [d.at(n).diagnose(name).floor_us for n in ns], "s:", ms=4, color=c, lw=1.2, alpha=alpha,
-                label="its floor on the slice" if name != "tuned" else None)
         ax2.plot(xs, [d.at(n).ratio(name) for n in ns], "o-", color=c, alpha=alpha, label=name)
+        floors.setdefault(tuple(round(d.at(n).diagnose(name).floor_us, 3) for n in ns), []).append(name)
+    for (vals, names), style in zip(floors.items(), ("s:", "^--", "v-.")):
+        mb = d.at(ns[-1]).arm(names[0]).bytes / 1e6
+        ax.plot(xs, vals, style, ms=4, color="#555555", lw=1.2,
+                label=f"floor of {mb:.2f} MB on the slice ({', '.join(names)})")
     for x, n in zip(xs, ns):
         s = d.at(n)
         ax2.annotate(f"{s.stamped('main').distinct_sms} of {n}", (x, s.ratio("main")), textcoords="offset points",
