@@ -305,3 +305,26 @@ def test_fla_peer_with_a_package_named_fla_goes_on_to_run_it(tmp_path):
     (tmp_path / "fla" / "__init__.py").write_text("")
     r = _peer_in_a_child(tmp_path, extra_path=tmp_path)
     assert r["raised"] is not None and r["raised"][0] != "PeerMissing"
+
+
+def test_main_s_contention_is_recorded_apart_and_an_older_recording_has_none():
+    """Issue 41: contention on main's own, graph-timed kernel (kda.contention_main) is a field of its own; the
+    recording made before it decodes with None, and one that holds it round-trips and gives the summary its two
+    spreads and its shift (worked out by hand below)."""
+    import dataclasses
+
+    from launchlab.core import recordings
+    from launchlab.core.timing import Timing
+    from launchlab.sections.s03_starvation import kda
+    old = kda.recorded()
+    assert old.contention_main is None and "kda_main_contended_spread_pct" not in kda.headline(old)
+    alone = Timing([26.0, 26.1, 26.2, 26.3, 26.4] * 6, "graph-cold", 240)
+    busy = Timing([30.0, 31.0, 32.0, 33.0, 34.0] * 6, "graph-cold", 240)
+    cm = kda.Contention(alone, busy, kda.Background("stream_read", 12000, 24.3, True))
+    new = dataclasses.replace(old, contention_main=cm)
+    back = kda._parse(recordings.encode(new), "test")
+    assert back.contention_main.contended.reps_us == busy.reps_us and back.contention_main.background.launches == 12000
+    h = kda.headline(back)
+    # alone: IQR 26.1..26.3 -> 0.2 / 1.349 / 26.2 = 0.566 %; busy: IQR 31..33 -> 2 / 1.349 / 32 = 4.633 %
+    assert round(h["kda_main_alone_spread_pct"], 2) == 0.57 and round(h["kda_main_contended_spread_pct"], 2) == 4.63
+    assert round(h["kda_main_contended_shift_pct"], 2) == round(100 * (32 / 26.2 - 1), 2) == 22.14

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything the course does on the H200, in one command (for the device tool or any GPU machine).
 #   tools/h200.sh record compare bench sanitize sweep badinputs course profile phases tests notebooks livecheck gradegpu
+#   tools/h200.sh kdacontention    section03 alone (with issue 41's contention on main's graph-timed kernel)
 # gradegpu grades the GPU fixtures made here beforehand (no GPU needed: `python -m launchlab grade
 # --make-gpu-fixtures build/gpu-fixtures`, then carry build/gpu-fixtures) with `grade --gpu --fixtures`.
 # Writes logs and recordings under $OUT (default ./build/h200). Prints a short table last.
@@ -37,6 +38,7 @@ for stage in "$@"; do
     tests)    $PY -m pytest -q tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
     livecheck) $PY tools/live_check.py notebooks/[0-9][0-9]*_*.ipynb 2>&1 | grep -v WARNING | tee "$OUT/livecheck.log" ;;
+    kdacontention) $PY -m launchlab record section03 --out "$OUT/rec" 2>&1 | grep -v WARNING | tee "$OUT/kdacontention.log" | tail -5 ;;
     gradegpu) $PY -m launchlab grade "${GPU_FIXTURES:-build/gpu-fixtures}" --gpu --fixtures 2>&1 | tee "$OUT/gradegpu.log" | tail -40
               mkdir -p "$OUT/data" && cp data/grading/gpu.json "$OUT/data/" ;;
     *) echo "unknown stage $stage"; continue ;;

@@ -247,16 +247,24 @@ def copies_for(footprint_bytes: int, l2_bytes: int, margin: int = L2_MARGIN) -> 
     return max(2, -(-margin * l2_bytes // footprint_bytes))
 
 
-def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None, reps: int = 10,
-               warmup: int = 2, label: str = "") -> Timing:  # pragma: no mutate block (live only)
-    """Per-launch time with a cold L2: a CUDA graph of launches that cycle through `fns` (each launches the
-    kernel on its own copy of the buffers; build them with copies_for). `launches` is rounded up to a whole
+@dataclass
+class Captured:
+    """A graph captured for cold replays (graph_cold_capture), replayed by replay_cold: apart, so that other
+    work can be started between the two (the capture synchronizes the device, which would wait for it)."""
+    graph: object
+    stream: object
+    launches: int
+    label: str = ""
+
+
+def graph_cold_capture(fns: Sequence[Callable[[], object]], launches: int | None = None,
+                       label: str = "") -> Captured:  # pragma: no mutate block (live only)
+    """A CUDA graph of launches that cycle through `fns` (each launches the kernel on its own copy of the
+    buffers; build them with copies_for), captured and not yet replayed. `launches` is rounded up to a whole
     number of cycles so every copy runs equally often."""
     cp = _cupy()
     if not fns:
         raise ValueError("graph_cold needs at least one buffer copy")
-    if reps < 1:
-        raise ValueError("reps must be at least 1")
     n = len(fns)
     launches = n * max(1, -(-(launches or n) // n))
     stream = slices.stream()        # inside a slice of N SMs, a stream of its green context
@@ -264,8 +272,24 @@ def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None,
         f()
     cp.cuda.Device().synchronize()
     it = iter(range(launches))
-    g = capture(lambda: fns[next(it) % n](), launches, stream)
-    return Timing(_replay(g, stream, launches, reps, warmup), "graph-cold", launches, label, sharing.note())
+    return Captured(capture(lambda: fns[next(it) % n](), launches, stream), stream, launches, label)
+
+
+def replay_cold(c: Captured, reps: int = 10, warmup: int = 2) -> Timing:  # pragma: no mutate block (live only)
+    """Per-launch time with a cold L2 from `reps` replays of a captured graph (graph_cold_capture)."""
+    if reps < 1:
+        raise ValueError("reps must be at least 1")
+    return Timing(_replay(c.graph, c.stream, c.launches, reps, warmup), "graph-cold", c.launches, c.label,
+                  sharing.note())
+
+
+def graph_cold(fns: Sequence[Callable[[], object]], launches: int | None = None, reps: int = 10,
+               warmup: int = 2, label: str = "") -> Timing:  # pragma: no mutate block (live only)
+    """Per-launch time with a cold L2: a CUDA graph of launches that cycle through `fns`, captured and replayed
+    (graph_cold_capture, then replay_cold)."""
+    if reps < 1:
+        raise ValueError("reps must be at least 1")
+    return replay_cold(graph_cold_capture(fns, launches, label), reps, warmup)
 
 
 @dataclass

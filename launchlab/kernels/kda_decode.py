@@ -236,12 +236,17 @@ class Bench:
 
     def time_cold(self, bv=None, mode_=None, body=None, reps: int = 10):
         """Per step in a CUDA graph cycling through the state copies: cold L2."""
+        return timing.replay_cold(self.capture_cold(bv, mode_, body), reps=reps)
+
+    def capture_cold(self, bv=None, mode_=None, body=None) -> "timing.Captured":
+        """The cold graph of time_cold, captured and not replayed (kda's contention runs: the background is
+        started between the capture and the replays)."""
         if not self.copies:
             raise KDAError("this Bench was built without cold=True: it has no state copies to rotate")
         for s_, _ in self.copies:
             s_[...] = self.state0
         fns = [lambda i=i: self.run(bv, mode_, body, copy=i) for i in range(len(self.copies))]
-        return timing.graph_cold(fns, reps=reps, label=f"kda H={self.n_head} {body or ''} BV={bv} {mode_} cold")
+        return timing.graph_cold_capture(fns, label=f"kda H={self.n_head} {body or ''} BV={bv} {mode_} cold")
 
     def events(self, bv=None, mode_=None, body=None, reps: int = 200, stream=None):
         """CUDA events around single steps; cold (each step on the next state copy) when the Bench has
