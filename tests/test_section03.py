@@ -328,3 +328,26 @@ def test_main_s_contention_is_recorded_apart_and_an_older_recording_has_none():
     # alone: IQR 26.1..26.3 -> 0.2 / 1.349 / 26.2 = 0.566 %; busy: IQR 31..33 -> 2 / 1.349 / 32 = 4.633 %
     assert round(h["kda_main_alone_spread_pct"], 2) == 0.57 and round(h["kda_main_contended_spread_pct"], 2) == 4.63
     assert round(h["kda_main_contended_shift_pct"], 2) == round(100 * (32 / 26.2 - 1), 2) == 22.14
+
+
+def test_the_result_comes_first_in_four_lines_from_the_recording():
+    """Issue 41: 03a leads with §3's result. On the H200 recording: main 12 blocks at 26.05 µs cold, the fix 48
+    blocks at 8.14 µs (26.05 / 8.14 = 3.2x), the bytes identical, and the lecture's 52.96 -> 49.63 ms/token
+    (18.88 -> 20.15 tok/s: +6.7 %)."""
+    import dataclasses
+
+    from launchlab.sections.s03_starvation import kda
+    d = kda.recorded()
+    lines = kda.result(d).splitlines()
+    assert len(lines) == 4 and all(len(x) <= 110 for x in lines)
+    assert lines[0].startswith("main : 12 blocks of 128 (grid = n_head)") and "26.05 µs per step, cold" in lines[0]
+    assert lines[1].startswith("fix  : 48 blocks of 128 (value tiles, BV = 32)") and " 8.14 µs, 3.2x" in lines[1]
+    assert lines[0].index("26.05") + 5 == lines[1].index("8.14") + 4                 # one column: the times end alike
+    assert "byte-identical to main's, at 12 and 96 heads" in lines[2]
+    assert lines[3] == ("the lecture, end to end: 52.96 -> 49.63 ms/token, +6.7 % tok/s "
+                        "(the course's own step: notebook 06)")
+    v = d.compare_96.variants[kda.variant_name(d.fixed.body, d.fixed.bv, d.fixed.mode)]
+    broken = dataclasses.replace(d, compare_96=dataclasses.replace(
+        d.compare_96, variants={**d.compare_96.variants, kda.variant_name(d.fixed.body, d.fixed.bv, d.fixed.mode):
+                                dataclasses.replace(v, identical_to_baseline=False)}))
+    assert "NOT identical to main's" in kda.result(broken).splitlines()[2]          # one head count differing is enough

@@ -453,6 +453,23 @@ def headline(d: KDAData) -> dict:
     return out
 
 
+def result(d: KDAData) -> str:
+    """§3's result first (issue 41): the lecture's fix on this GPU -- 12 -> 48 blocks, the cold step, the bytes,
+    and the lecture's end-to-end figure -- in four lines, before the notebooks take it apart."""
+    m, f = d.main, d.fixed
+    same = all(c.variant(f.body, f.bv, f.mode).identical_to_baseline for c in (d.compare, d.compare_96))
+    e = LECTURE_PR77
+    main = f"main : {m.blocks:>2} blocks of {m.block} (grid = n_head), the product staged in memory"
+    fix = f"fix  : {f.blocks:>2} blocks of {f.block} (value tiles, BV = {f.bv}), nothing staged"
+    return "\n".join([
+        f"{main:<70}{m.cold.median:6.2f} µs per step, cold",
+        f"{fix:<70}{f.cold.median:6.2f} µs, {m.cold.median / f.cold.median:.1f}x (ABBA {1 / d.abba.ratio():.1f}x)",
+        f"bytes: the fix's output and new state are {'byte-identical to' if same else 'NOT identical to'} main's, "
+        f"at 12 and 96 heads",
+        f"the lecture, end to end: {e.ms_before} -> {e.ms_after} ms/token, "
+        f"{100 * (e.tok_s_after / e.tok_s_before - 1):+.1f} % tok/s (the course's own step: notebook 06)"])
+
+
 def starvation_headline(d: KDAData, ceiling: "bandwidth.Ceiling") -> dict:
     """Main's kernel through §3.1's diagnostic, cold, against the copy ceiling (notebook 01's recording)."""
     g = diagnose_rung(d.main, ceiling.tbs)
