@@ -49,6 +49,7 @@ mutation: setup
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[mutation]"
 	rm -rf mutants
 	$(BIN)/python tools/mutation.py
+	$(BIN)/python tools/semantic_mutation.py
 
 ## make coverage: make test's tests and notebooks under coverage (with every process they start), combined with the
 ## committed GPU data file of the H200 (data/coverage/<date>-h200.coverage); data/coverage/report.json

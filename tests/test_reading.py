@@ -71,6 +71,7 @@ STEP, SLICE = "06.main_step_ms", "05.main_step_green_context_ms"      # one grou
     ([[(SLICE, "15.237 ms", "another run")], [(STEP, "14.636 ms")]], 1),           # reason far from the later
     ([[(STEP, "100.000 ms")], [(SLICE, "100.500 ms")]], 0),                       # 0.5 %: one figure, rounded
     ([[(STEP, "100.000 ms")], [(SLICE, "100.600 ms")]], 1),                       # just past it
+    ([[(STEP, "995.000 ms")], [(SLICE, "1000.000 ms")]], 0),                      # exactly 0.5 % of the larger
     ([[(STEP, "14.636 ms")], [("06.other_ms", "15.237 ms")]], 0),                  # not one group
 ])
 def test_a_figure_measured_twice_drifts_only_with_its_reason(tmp_path, cells, drifts):

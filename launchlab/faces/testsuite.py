@@ -15,6 +15,7 @@ import json
 from launchlab.core import paths, plotted
 
 MUTATION = paths.ROOT / "data" / "mutation" / "report.json"
+SEMANTIC = paths.ROOT / "data" / "mutation" / "semantic.json"   # tools/semantic_mutation.py (issue 43)
 COVERAGE = paths.ROOT / "data" / "coverage" / "report.json"
 MAKE_TEST = paths.ROOT / "data" / "tests" / "make_test.json"      # tools/clean_clone.py: make test on a fresh clone
 CLI_TESTS = paths.ROOT / "tests" / "test_cli.py"
@@ -46,8 +47,10 @@ def headline() -> dict:
     every = subcommands()
     cases = cli_cases()
     compared, _ = plotted.in_notebooks()
+    sem = json.loads(SEMANTIC.read_text()) if SEMANTIC.exists() else {}
     return {"mutation_score_pct": mut.get("score_pct"), "mutants": mut.get("mutants"),
             "survivors_unexplained": len(mut["survivors_unexplained"]) if mut else None,
+            "semantic_mutants": sem.get("mutants"), "semantic_killed": sem.get("killed"),
             "coverage_pct": cov.get("percent"),
             "cli_subcommands_tested": len(cases & every) if cases is not None else None,
             "cli_subcommands": len(every), "figures_compared": compared, **make_test()}
