@@ -110,7 +110,8 @@ def test_quantities_have_one_unit_and_refuse_a_bad_key_or_value():
     assert quantity.of("06.rms_wide_gate_cost_ms_per_token", 0.8858).text == "0.886 ms/token"
     assert quantity.of("03.fix_projected_tok_s_gain_pct", 8.81).text == "+8.8 %"
     assert quantity.of("03.main_kernel_cold_us", 26.05).text == "26.1 µs"
-    for bad in ("ratio", "3.x", "03.Main"):
+    for bad in ("ratio", "3.x", "03.Main", "03.main_kernel_ratio!", "03.main_kernel_ratio ", "course.a-b",
+                "lecture.x\n"):                       # valid up to a bad suffix: refused too (issue 43)
         with pytest.raises(quantity.QuantityError):
             quantity.of(bad, 1.0)
     for v in (float("nan"), "1", True):

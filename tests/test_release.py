@@ -56,3 +56,34 @@ def test_every_notebook_runs_in_the_release_without_the_instructors_folder(tree)
 def test_the_kept_report_says_no_leak():
     rep = json.loads(release.REPORT.read_text())
     assert rep["solution_leaks"] == 0 and rep["leaks"] == [] and "lab_solutions" not in rep["shipped"]
+
+
+def _instructor(tmp_path, lines):
+    d = tmp_path / "instructor"
+    d.mkdir()
+    (d / "answers.py").write_text("\n".join(lines) + "\n")
+    return d
+
+
+def test_a_solution_line_planted_in_a_notebook_cell_is_found(tmp_path):
+    """Issue 43: the scan reads a notebook's cells, not its JSON (where a line is quoted and escaped)."""
+    secret = "expected_blocks_per_wave = resident_per_sm * sm_count"
+    ins = _instructor(tmp_path, [secret])
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "source": ["x = 1\n", "    " + secret + "\n"]}]
+    (tree / "lab.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert release.leaks(tree, ins) == ["lab.ipynb:2"]
+
+
+def test_the_scan_s_length_threshold_is_inclusive_at_its_own_length(tmp_path):
+    """A telling line of exactly MIN_LINE characters is a secret; one character shorter is not (too common)."""
+    n = release.MIN_LINE
+    at = "a = " + "b" * (n - 4)                     # exactly n characters, an assignment
+    under = "c = " + "d" * (n - 5)                  # n - 1
+    assert len(at) == n and len(under) == n - 1
+    ins = _instructor(tmp_path, [at, under])
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "notes.py").write_text(at + "\n" + under + "\n")
+    assert release.leaks(tree, ins) == ["notes.py:1"]

@@ -82,7 +82,7 @@ class Quantity:
 def of(key: str, value, because: str = "") -> Quantity:
     """A value under its summary key (checked: "NN.name", "course.name" or "lecture.name"); `because`: why it
     differs from the other figures of its group (only for a key in GROUPS)."""
-    if not isinstance(key, str) or not KEY.match(key):
+    if not isinstance(key, str) or not KEY.fullmatch(key):      # not match: its $ passes a trailing newline
         raise QuantityError(f"{key!r} is not a quantity key: '<section>.<name>' as in summary --json "
                             f"(e.g. '03.main_kernel_ratio'), or 'lecture.<name>' for the lecture's own figures")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
