@@ -784,3 +784,57 @@ def test_the_fix_references_are_the_recordings_own():
     assert REF["fix_reference"] == '[[224, 32, 1], []]' and REF["fix_same"] == {"2048": True, "131072": True}
     assert t.config_key(None, []) == "[null, []]" and t.config_key([1, 2, 3], [("B", "x"), ("A", "y")]) == (
         '[[1, 2, 3], [["A", "y"], ["B", "x"]]]')
+
+
+EXTRA_ROW = "mla_decode:mla_combine [16, 16, 1] 256"         # in the ranking, 256 blocks: never under 50 % of SMs
+
+
+@pytest.mark.parametrize("changes, want", [
+    # each list the lab asks for, with one more entry than the right one -- a real key, a real name, a real depth
+    (dict(flagged=lambda f: f + [EXTRA_ROW]), {"q2": 1}),
+    (dict(ruled_out=["arithmetic", "contention", "starvation"]), {"q4": 1}),        # rules out its own verdict
+    (dict(ruled_out=["arithmetic", "contention", "contention"]), {"q4": 1}),
+    (dict(ranking=lambda r: r + ["made_up [1] 1"]), {"q3": 2}),                     # past the top three
+    (dict(ranking_by_occupancy=lambda r: r + ["made_up [1] 1"]), {"q3": 2}),
+    (dict(depths=lambda d: d + [4096]), {"q7": 1}),                                 # a depth the fix never ran
+    (dict(head_sites=lambda s: s + ["kernels/decode.py:step grid=(c.kda_heads * 2,)"]), {"q8": 1}),
+    # and one fewer (the complement), each costing the same point
+    (dict(flagged=lambda f: f[1:]), {"q2": 1}),
+    (dict(ruled_out=["arithmetic"]), {"q4": 1}),
+    (dict(depths=lambda d: d[:1]), {"q7": 1}),
+])
+def test_a_list_longer_or_shorter_than_the_right_one_loses_its_point(changes, want):
+    assert lost(**changes) == want
+
+
+def test_a_partial_loss_says_which_check_lost_and_nothing_of_the_ones_that_passed():
+    """q4 is worth 3: a ruled-out list with one name too many loses the diagnosis point alone. The learner reads
+    the question's score, the one check that failed, word for word, and no line of the two that passed."""
+    a = values()
+    a["ruled_out"] = {"value": ["arithmetic", "contention", "starvation"]}
+    g = grading.score({"answers": a}, REF, t, "eve", rerun_facts=right_rerun())
+    assert g.points["q4"] == 2.0 and g.total == 19.0 and g.out_of == 20.0
+    fb = g.feedback.split("\n")
+    i = fb.index("q4: 2 / 3")
+    assert fb[i + 1:i + 2] == ["  lost 1: diagnosis: far off its floor and tight over the reps -- which "
+                               "alternatives does that rule out?"]
+    assert fb[i + 2] == "q5: 2 / 2"                       # nothing more under q4: not the passed checks
+    assert "floor_us" not in "\n".join(fb[i:i + 2]) and "spread_pct" not in "\n".join(fb[i:i + 2])
+    assert [line for line in fb if line.startswith("  ")] == fb[i + 1:i + 2]      # the only loss in the notebook
+
+
+def test_a_loss_the_machine_caused_is_not_told_as_the_learners_error():
+    """A cell the collector stopped while the machine was busy (event 'contended', then its second run's timeout)
+    reads as the step's cell and the machine, never as 'your cell raised'; the learner's own exception does."""
+    collected = {"answers": {}, "events": [
+        {"step": "q1", "error": "contended", "message": "the machine was busy: the cell waited for a CPU more than "
+                                                        "half its time, so it ran again"},
+        {"step": "q1", "error": "timeout", "message": "the cell ran past its time limit (20 s) and was stopped"},
+        {"step": "q2", "error": "ZeroDivisionError", "message": "division by zero"}]}
+    fb = grading.score(collected, REF, t, "fay").feedback.split("\n")
+    q1 = fb[:fb.index("q2: 0 / 2")]
+    assert "  a cell of this step the machine was busy: the cell waited for a CPU more than half its time, so it " \
+           "ran again" in q1
+    assert "  a cell of this step the cell ran past its time limit (20 s) and was stopped" in q1
+    assert not [line for line in q1 if "your cell" in line]
+    assert "  your cell raised ZeroDivisionError: division by zero" in fb
