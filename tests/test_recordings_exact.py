@@ -172,3 +172,58 @@ def test_a_recording_that_is_a_bare_number_or_has_unknown_fields(tmp_path):
     with pytest.raises(RecordingError) as e:
         recordings.decode(Inner, {"x": 1, "z": 3, "y": 2}, "w")
     assert str(e.value) == "w: Inner does not know y, z"
+
+
+@pytest.mark.parametrize("fmt", [0, 2, "1", None, 1.5])
+def test_a_recording_of_an_older_or_newer_or_odd_format_is_refused(tmp_path, fmt):
+    """FORMAT is 1: format 0 (older than the loader) is refused as surely as 2 (newer), and so are "1", None
+    and 1.5 -- only the integer 1 loads."""
+    doc = {"format": fmt, "name": "r", "provenance": PROV, "kernels": {}, "command": "c", "data": {}}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert _refusal(tmp_path, "r") == (f"recording {tmp_path / 'r.json'} has format {fmt}, this launchlab reads 1. "
+                                       + CMD.format("r"))
+    (tmp_path / "r.json").write_text(json.dumps(dict(doc, format=1)))
+    assert recordings.load("r", tmp_path).data == {}
+
+
+def _toy_kernels(tmp_path, monkeypatch):
+    """toy.cu includes outer.cuh, which includes inner.cuh and, a second time, shared.cuh (also included by
+    toy.cu): a header that includes another, a diamond, and a cycle (inner.cuh includes outer.cuh back)."""
+    from launchlab.core import sources
+    k = tmp_path / "kernels"
+    k.mkdir()
+    (k / "toy.cu").write_text('#include "outer.cuh"\n#include "shared.cuh"\n__global__ void toy() {}\n')
+    (k / "outer.cuh").write_text('#pragma once\n  #  include "inner.cuh"\n#include "shared.cuh"\n')
+    (k / "inner.cuh").write_text('#pragma once\n#include "outer.cuh"\n#define INNER 1\n')
+    (k / "shared.cuh").write_text("#pragma once\n#define SHARED 1\n")
+    (k / "unused.cuh").write_text("#define UNUSED 1\n")
+    monkeypatch.setattr(sources, "KERNEL_DIR", k)
+    return k
+
+
+def test_a_header_included_by_a_header_is_hashed_and_its_edit_makes_the_recording_stale(tmp_path, monkeypatch):
+    import hashlib
+    from launchlab.core import sources
+    k = _toy_kernels(tmp_path, monkeypatch)
+    assert [p.name for p in sources.files("toy")] == ["toy.cu", "outer.cuh", "inner.cuh", "shared.cuh"]
+    sha = {f: hashlib.sha256((k / f).read_bytes()).hexdigest() for f in ("toy.cu", "outer.cuh", "inner.cuh",
+                                                                         "shared.cuh")}
+    recordings.save("toy", {"n": 1}, ["toy"], PROV, tmp_path)
+    assert json.loads((tmp_path / "toy.json").read_text())["kernels"] == sha      # each once, unused.cuh not at all
+    (k / "unused.cuh").write_text("#define UNUSED 2\n")
+    assert recordings.load("toy", tmp_path).data == {"n": 1}                        # not a file of this kernel
+    (k / "inner.cuh").write_text((k / "inner.cuh").read_text() + "#define MORE 1\n")
+    new = hashlib.sha256((k / "inner.cuh").read_bytes()).hexdigest()
+    with pytest.raises(recordings.StaleRecordingError) as e:
+        recordings.load("toy", tmp_path)
+    assert f"kernels/inner.cuh recorded at sha256 {sha['inner.cuh'][:12]}, now {new[:12]}" in str(e.value)
+    assert "outer.cuh" not in str(e.value) and "toy.cu" not in str(e.value)
+
+
+def test_a_header_that_includes_a_header_not_in_kernels_is_named(tmp_path, monkeypatch):
+    from launchlab.core import sources
+    k = _toy_kernels(tmp_path, monkeypatch)
+    (k / "inner.cuh").write_text('#include "gone.cuh"\n')
+    with pytest.raises(sources.KernelError) as e:
+        sources.files("toy")
+    assert str(e.value) == f"inner.cuh includes 'gone.cuh', which is not in {k}"

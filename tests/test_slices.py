@@ -226,3 +226,75 @@ def test_without_green_contexts_a_slice_is_the_whole_gpu_and_says_so(monkeypatch
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "running on the whole GPU (132 SMs), not 16" in out
     assert slices.active() is None
+
+
+# ---------------------------------------------------------------- a slice inside a slice
+@pytest.mark.parametrize("inner, outer, ok", [
+    (8, 16, True), (16, 16, True),                  # fewer, and exactly as many: cut from the outer slice's SMs
+    (24, 16, False), (32, 16, False),               # more than the slice it is in
+    (128, 128, True), (132, 128, False),            # the whole GPU inside a green slice is more than the slice
+])
+def test_a_slice_inside_a_slice_holds_at_most_the_outer_ones_sms(inner, outer, ok):
+    if ok:
+        assert slices.check(inner, within=outer) == inner
+    else:
+        with pytest.raises(slices.SliceError) as e:
+            slices.check(inner, within=outer)
+        assert str(e.value) == (f"{inner} SMs inside a slice of {outer}: a slice inside a slice is cut from the SMs "
+                                f"of the one it is in, so it holds {outer} at most")
+    assert slices.check(inner) == inner             # alone, each is an allowed count of the H200
+
+
+def test_a_count_the_gpu_cannot_make_is_refused_for_that_before_the_outer_slices_bound():
+    with pytest.raises(slices.SliceError, match="a multiple of 8 SMs"):
+        slices.check(12, within=16)
+
+
+def _entered(n: int) -> slices.SMSlice:
+    """A green slice as __enter__ leaves it (without a GPU: its green context stands in as an object)."""
+    from launchlab.core import hardware
+    s = slices.SMSlice(n, granularity=slices.H200, _green=object())
+    slices._active.append(s)
+    hardware._slices.append((n, 132))
+    return s
+
+
+def _left(s: slices.SMSlice) -> None:
+    from launchlab.core import hardware
+    slices._active.remove(s)
+    hardware._slices.remove((s.n, 132))
+
+
+def test_inside_a_slice_inside_a_slice_every_reader_sees_the_inner_one_until_it_is_left():
+    from launchlab.core import hardware, occupancy
+    outer = _entered(32)
+    try:
+        inner = _entered(8)
+        try:
+            assert slices.active() is inner and slices.green() is inner
+            assert slices.note() == "on 8 of the GPU's 132 SMs (a green context)"
+            assert hardware.spec("H200").sm_count == 8
+            assert occupancy.occupancy(256, 32, 0).blocks_per_wave == 8 * 8        # 8 blocks of 256 per SM
+        finally:
+            _left(inner)
+        assert slices.active() is outer and slices.note() == "on 32 of the GPU's 132 SMs (a green context)"
+        assert hardware.spec("H200").sm_count == 32
+    finally:
+        _left(outer)
+    assert slices.active() is None and slices.note() == "" and hardware.spec("H200").sm_count == 132
+
+
+@pytest.mark.gpu
+def test_a_slice_inside_a_slice_runs_on_the_outer_ones_sms():
+    """16 SMs, then 8 of them: the inner launch's stamps are 8 distinct SMs, all among the outer launch's 16."""
+    with slices.SMSlice(16) as outer:
+        ran_outer = set(_stamped_waves(528).sm)
+        assert outer.prove(ran_outer) == 16
+        with slices.SMSlice(8) as inner:
+            ran_inner = set(_stamped_waves(528).sm)
+            assert inner.prove(ran_inner) == 8 and ran_inner <= ran_outer
+        with pytest.raises(slices.SliceError, match="inside a slice of 16"):
+            with slices.SMSlice(32):
+                pass
+        assert slices.active() is outer
+    assert slices.active() is None

@@ -22,6 +22,10 @@ Which N: the device says (its SM resource's minSmPartitionSize and smCoscheduled
 split itself rounds 12 up to 16 and turns 0 into 8 without an error, so `check` refuses those first, naming the
 allowed values. Where green contexts are unavailable (a driver before CUDA 12.4, cuda-bindings without them),
 a slice falls back to the whole GPU and says so in one line; it never does so silently.
+
+A slice inside a slice is cut from the outer slice's SMs (cuGreenCtxGetDevResource of the outer green context,
+then split), so it holds at most the outer one's N and its launches stay on the outer one's SMs; asking for more
+is refused before anything is made. The innermost slice is the one every reader sees, until it is left.
 """
 from __future__ import annotations
 
@@ -58,12 +62,17 @@ class Granularity:
 H200 = Granularity(sm_count=132, min_partition=8, alignment=8)
 
 
-def check(n, g: Granularity = H200) -> int:
-    """N as an SM count this device can be sliced into, or SliceError naming the allowed values."""
+def check(n, g: Granularity = H200, within: int | None = None) -> int:
+    """N as an SM count this device can be sliced into, or SliceError naming the allowed values. `within`: the SMs
+    of the green slice this one is entered in (a slice inside a slice is cut from the outer one's SMs, so it holds
+    at most as many)."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise SliceError(f"an SM count is a whole number, got {n!r}; this GPU allows {g.describe()}")
     n = int(n)
     if n in g.allowed():
+        if within is not None and n > within:
+            raise SliceError(f"{n} SMs inside a slice of {within}: a slice inside a slice is cut from the SMs of the "
+                             f"one it is in, so it holds {within} at most")
         return n
     if n < g.min_partition:
         why = f"a slice holds at least {g.min_partition} SMs (the device's minSmPartitionSize)"
@@ -182,11 +191,14 @@ class SMSlice:
             _active.append(self)
             return self
         self.granularity = g
-        self.n = check(self.n, g)
+        outer = green()
+        self.n = check(self.n, g, within=outer.n if outer is not None else None)
         if self.n != g.sm_count:
             import cupy as cp
             drv = _drv()
             dev, res = _device_resource(self.device)
+            if outer is not None:             # a slice inside a slice: split the outer one's SMs, not the device's
+                res = _ok(drv.cuGreenCtxGetDevResource(outer._green, drv.CUdevResourceType.CU_DEV_RESOURCE_TYPE_SM))
             groups, made, _rest = _ok(drv.cuDevSmResourceSplitByCount(1, res, 0, self.n))
             got = int(groups[0].sm.smCount) if made else 0
             if got != self.n:
