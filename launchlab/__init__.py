@@ -16,7 +16,7 @@ audit/      the lab's audit pointed at any program: its launches read from a pro
 sections/   one folder per lecture section, each with its `manifest.py` beside its lessons (doors), figures,
             explorers, exercises, self-test checks and benches; `sections.FOLDERS` is the registry:
             s00_start, s01_arithmetic, s02_width, s03_starvation, s04_derive, s05_sharding,
-            s06_one_binary, s07_bit_identity, s08_reshape, s09_lab, s10_self_check
+            s06_one_binary, s07_bit_identity, s08_reshape, s09_lab, s10_self_check, s11_audit
 faces/      what a learner, an instructor or a maintainer touches, reading the sections only through the
             registry: banner, recorder, summary, selftest, bench, exercises, course, badinputs, grading,
             reliability; `python -m launchlab` is the command line

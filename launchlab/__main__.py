@@ -35,7 +35,8 @@
   audit --trace FILE [--steps N] [--by sms|wave] [--csv F] [--json F] [--figure F]
                              the lab's audit of any program's launches, read from a torch.profiler trace or a
                              CUPTI record; audit [--tool cupti|torch] -- python my_step.py ...: run it under
-                             the profiler first (on a GPU; --save F keeps the record);
+                             the profiler first (on a GPU; --save F keeps the record; --floors N: step 4
+                             for the top N under Nsight Compute: DRAM bytes, floor, cold time, verdict);
                              audit --grep PATH [--dimension head]: step 8 over any source tree
 
 The CLI imports a command's modules only when that command runs (the one place the package imports
@@ -252,6 +253,11 @@ def _audit(args) -> int:
         if bool(command) == bool(args.trace):
             raise audit.AuditError("give a record (--trace FILE) or a program to run (-- python my_step.py ...), "
                                    "one of the two")
+        if args.floors < 0:
+            raise audit.AuditError(f"--floors takes how many offenders step 4 measures (1 or more), got {args.floors}")
+        if args.floors and not command:
+            raise audit.AuditError("--floors runs the program under ncu: give it one (-- python my_step.py), not a "
+                                   "record")
         trace = (audit.load(args.trace, args.steps) if args.trace
                  else profilers.run_script(command, args.tool, save=args.save))
         rows = audit.table(trace)
@@ -259,6 +265,15 @@ def _audit(args) -> int:
         print(f"python -m launchlab audit: {e}", file=sys.stderr)
         return 2
     print(audit.text(trace, rows, top=args.top, by=args.by))
+    if args.floors:
+        from launchlab.audit import floors
+        ref = floors.reference()
+        off = floors.offenders(rows, args.floors, args.by)
+        print(f"\nstep 4 for the top {len(off)}: ncu on the program, floor = bytes ÷ {ref.copy_tbs:.2f} TB/s "
+              f"(the copy ceiling, measured now) + {floors.duration(ref.launch_us)} (a launch in a graph); times cold")
+        argv = command if Path(command[0]).name.startswith("python") else [sys.executable, *command]
+        for f in floors.measure(argv, off, ref.copy_tbs, ref.launch_us, others=rows):
+            print("  " + f.line())
     if args.csv:
         Path(args.csv).write_text(audit.to_csv(rows))
         print(f"wrote {args.csv}")
@@ -358,6 +373,8 @@ def parser() -> argparse.ArgumentParser:
     au.add_argument("--top", type=int, default=12)
     au.add_argument("--tool", choices=("auto", "cupti", "torch"), default="auto", help="with a program to run")
     au.add_argument("--save", default=None, help="with a program to run: keep its record here (json.gz)")
+    au.add_argument("--floors", type=int, default=0, metavar="N",
+                    help="with a program to run: step 4 for the top N offenders (ncu's DRAM bytes, cold times)")
     au.add_argument("--csv", default=None)
     au.add_argument("--json", default=None)
     au.add_argument("--figure", default=None, help="a PNG of idle SM-time per launch shape")

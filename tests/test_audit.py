@@ -266,7 +266,10 @@ def test_the_cli_refuses_in_one_line(tmp_path):
     for args, msg in ((["--trace", str(tmp_path / "none.json")], "no record at"),
                       ([], "one of the two"),
                       (["--trace", str(DATA / "llama.trace.json.gz"), "--", "python", "x.py"], "one of the two"),
-                      (["--", "python", "my_step.py"], "needs a CUDA GPU")):
+                      (["--", "python", "my_step.py"], "needs a CUDA GPU"),
+                      (["--floors", "2", "--trace", str(DATA / "llama.trace.json.gz")], "give it one"),
+                      (["--floors", "-1", "--", "python", "my_step.py"], "(1 or more), got -1"),
+                      (["--floors", "0", "--", "python", "my_step.py"], "needs a CUDA GPU")):   # 0: no step 4
         r = _cli(*args)
         assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 

@@ -56,6 +56,20 @@ def test_triton_tuple_and_lambda_grids_and_the_autotuned_flag(tmp_path):
     assert not any("autotuned" in f for f in s.flags)
 
 
+def test_an_indexed_call_is_a_triton_launch_only_in_a_file_that_imports_triton(tmp_path):
+    """`calls[n_head % n]()` is a list of callables indexed, not a launch; the same line beside `from triton import
+    jit` (or `import triton.language`) is read as one, and a numba file's one-subscript call is neither."""
+    body = textwrap.dedent("""
+        def replay(calls, n_head):
+            calls[n_head % len(calls)]()
+        """)
+    t = tree(tmp_path, {"plain.py": body, "tri.py": "from triton import jit\n" + body,
+                        "tl.py": "import triton.language as tl\n" + body, "nb.py": "import numba\n" + body})
+    got = {s.file: (s, hit) for s, hit in audit.grep(t, "head")}
+    assert set(got) == {"tri.py", "tl.py"}
+    assert all(s.kind == "triton" and hit for s, hit in got.values())
+
+
 def test_numba_takes_the_first_subscript_as_the_grid_and_cupy_rawkernels_are_found(tmp_path):
     t = tree(tmp_path, {"nb.py": '''
         from numba import cuda
@@ -159,7 +173,9 @@ def test_the_cli_greps_a_tree(tmp_path):
     t = tree(tmp_path, {"k.cu": "void f(int n_head){ k<<<n_head, 32>>>(); }\n"})
     r = subprocess.run([sys.executable, "-m", "launchlab", "audit", "--grep", str(t), "--dimension", "head"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert r.returncode == 0 and "1 launch sites" in r.stdout and "1 with a grid built from 'head'" in r.stdout
+    said = " ".join(r.stdout.split())                             # a long tmp path wraps the line at 110
+    assert r.returncode == 0 and "1 launch sites" in said and "1 with a grid built from 'head'" in said
+    assert max(map(len, r.stdout.splitlines())) <= 110
     r = subprocess.run([sys.executable, "-m", "launchlab", "audit", "--grep", str(t), "--trace", "x.json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 2 and "without --trace" in r.stderr

@@ -41,7 +41,7 @@ CASES = {
     "slides": (["--notes", "08_"], 0, "point at: 8,192 outputs"),
     "page": ([], 0, "widest output line"),
     "glossary": ([], 0, "first uses in the notebooks not linked"),
-    "site": (["--stage"], 0, "staged 16 pages into build/site-src"),
+    "site": (["--stage"], 0, "staged 17 pages into build/site-src"),
     "audit": (["--trace", "data/audit/llama.trace.json.gz", "--top", "3"], 0, "44 launch shapes, 202 launches"),
 }
 

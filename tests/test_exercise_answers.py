@@ -26,6 +26,29 @@ def _eval_gain_from_the_raw_reps() -> float:
     return 100 * (main / fixed - 1)
 
 
+def _gemv_verdict_from_ncus_csv() -> str:
+    """11: the Llama-style step's top offender (nvjet at grid 4 x 22) as ncu wrote it: median DRAM bytes over the
+    recorded copy ceiling plus a launch, against its median cold time; within 1.7x is at the floor."""
+    import csv
+    import gzip
+    text = gzip.open(REC.parent / "audit" / "llama.ncu.csv.gz", "rt").read()
+    head, _units, *rows = csv.reader([ln for ln in text.splitlines() if ln.strip() and not ln.startswith("==")])
+    col = {c: i for i, c in enumerate(head)}
+    mine = [r for r in rows if r[col["Kernel Name"]] == "nvjet_sm90_tst_128x8_64x12_4x1_v_bz_TNT"
+            and r[col["Grid Size"]] == "(4, 22, 1)"]
+    n = lambda r, c: float(r[col[c]].replace(",", ""))   # noqa: E731
+    nbytes = statistics.median(n(r, "dram__bytes_read.sum") + n(r, "dram__bytes_write.sum") for r in mine)
+    a = json.loads((REC / "section11.json").read_text())["data"]["audit"]
+    floor = nbytes / (a["copy_tbs"] * 1e12) * 1e6 + a["launch_us"]
+    ratio = statistics.median(n(r, "gpu__time_duration.sum") / 1e3 for r in mine) / floor
+    return "bandwidth-bound" if len(mine) >= 10 and ratio <= 1.7 else f"not at its floor ({ratio:.2f}x)"
+
+
+def _fix_beats_every_rep() -> str:
+    at = json.loads((REC / "section11.json").read_text())["data"]["audit"]["fix"]["at"][0]
+    return "yes" if max(at["b_us"]) < min(at["a_us"]) else "no"
+
+
 def _turn_points(key: str) -> list[dict]:
     return json.loads((REC / "your_turn.json").read_text())["data"][key]["points"]
 
@@ -121,6 +144,8 @@ KNOWN = {
     "10.q1_diagnosis": "starvation",
     "10.q1_ratio": 87 / 0.9,
     "10.q8_green_gate": "nothing",
+    "11.top_offender_verdict": _gemv_verdict_from_ncus_csv(),
+    "11.fix_helps_short": _fix_beats_every_rep(),
 }
 
 

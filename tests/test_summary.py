@@ -19,7 +19,7 @@ def figs(summary_figures):
 
 
 def test_one_object_keyed_by_section(figs):
-    assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "reliability",
+    assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "audit", "reliability",
                          "browser", "presenter", "gpus", "architecture", "course", "reading", "tests", "hands"]
 
 
@@ -82,7 +82,11 @@ LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): 
          ("09", "resource_limits"): str,                 # and issue 37's,
          ("reliability", "course_live_seconds_runs"): float,    # and issue 38's,
          ("hands", "your_turn_sections"): str, ("hands", "lab_learner_written_steps"): int,   # and issue 39's,
-         ("09", "limits_without_cgroups"): str}                # and issue 56's;
+         ("09", "limits_without_cgroups"): str,                # and issue 56's,
+         ("audit", "models_audited"): str}                                                  # and issue 40's;
+# issue 40's figures per model (or per arm): one number for each name
+DICTS = {("audit", "launch_shapes"): int, ("audit", "idle_share_of_gpu_time"): float,
+         ("audit", "user_fix_kernel_us_per_step"): float, ("audit", "user_fix_idle_sm_us_per_step"): float}
 # every other figure is a scalar
 WORDS = {("reliability", "sandbox_source")}              # a scalar in words (which bwrap): issue 38
 
@@ -95,6 +99,9 @@ def test_every_figure_is_a_plain_number_or_boolean(figs):
                 assert isinstance(v, list) and all(isinstance(x, LISTS[sec, k]) for x in v), (sec, k, v)
             elif (sec, k) in WORDS:
                 assert isinstance(v, str) and v, (sec, k, v)
+            elif (sec, k) in DICTS:
+                assert isinstance(v, dict) and v and all(isinstance(n, str) and isinstance(x, DICTS[sec, k])
+                                                         and not isinstance(x, bool) for n, x in v.items()), (sec, k, v)
             else:
                 assert isinstance(v, (int, float, bool)), (sec, k, v)
 

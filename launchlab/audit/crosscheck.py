@@ -84,3 +84,78 @@ def against_log(doc: dict) -> Agreement:
             if not _library(r["name"])]
     cub += len(rest)
     return Agreement(steps, course, matched, calls, cub, bad)
+
+
+@dataclass
+class ProfileAgreement:
+    """CUPTI's records of the course's kernels against the course's step profile (its rows: kernel, grid, block,
+    calls per token), shape by shape."""
+    steps: int
+    shapes: int                      # the profile's own-kernel shapes (kernel, grid, block)
+    launches_per_step: int           # the profile's own launches per token
+    matched_per_step: int            # of them, with as many records of that kernel, grid and block in every step
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool:
+        return not self.mismatches and self.matched_per_step == self.launches_per_step
+
+
+def against_profile(doc: dict, profile: dict) -> ProfileAgreement:
+    """Check a CUPTI record of the course's step (its `course_log` marks where each step's records start) against a
+    step profile (launchlab.sections.s06_one_binary.stepprofile's, as recorded: `rows` with kernel, grid, block,
+    calls) of the same preset and depth."""
+    rows, recs, steps = profile.get("rows"), doc.get("records"), doc.get("steps")
+    log = doc.get("course_log")
+    if not isinstance(rows, list) or not isinstance(recs, list) or not isinstance(log, list) or steps != len(log):
+        raise AuditError("a CUPTI record with its course launch log and a step profile with rows are needed")
+    if doc.get("preset") != profile.get("preset") or doc.get("ctx") != profile.get("ctx"):
+        raise AuditError(f"the record is of {doc.get('preset')} at ctx {doc.get('ctx')}, the profile of "
+                         f"{profile.get('preset')} at ctx {profile.get('ctx')}: not the same step")
+    want: dict[tuple, int] = {}
+    for r in rows:
+        if r["kernel"].startswith("cublas:"):
+            continue
+        b = r["block"] if isinstance(r["block"], int) else _dims(r["block"])[0]
+        k = (_base(r["kernel"]), _dims(r["grid"]), int(b))
+        want[k] = want.get(k, 0) + int(r["calls"])
+    ordered = sorted(recs, key=lambda r: r["correlation_id"])
+    bounds, acc = [], 0                      # each step's own records: as many as the log's own launches
+    own = [r for r in ordered if not _library(r["name"])]
+    for s in range(steps):
+        n = sum(1 for x in log[s] if not x[1].startswith("cublas:"))
+        bounds.append((acc, acc + n))
+        acc += n
+    bad, matched = [], None
+    for s, (lo, hi) in enumerate(bounds):
+        got: dict[tuple, int] = {}
+        for r in own[lo:hi]:
+            key = (r["name"], (r["grid_x"], r["grid_y"], r["grid_z"]), r["block_x"] * r["block_y"] * r["block_z"])
+            got[key] = got.get(key, 0) + 1
+        ok = 0
+        for (base, grid, block), n in want.items():
+            have = sum(c for (name, g, b), c in got.items() if g == grid and b == block
+                       and _base_of_record(name) == base)
+            if have == n:
+                ok += n
+            else:
+                bad.append(f"step {s}: the profile has {n} x {base} at grid {list(grid)} x {block}, CUPTI "
+                           f"recorded {have}")
+        extra = sum(got.values()) - sum(want.values())
+        if extra:
+            bad.append(f"step {s}: CUPTI recorded {extra:+d} course kernels beyond the profile's")
+        matched = ok if matched is None else min(matched, ok)
+    return ProfileAgreement(steps, len(want), sum(want.values()), matched or 0, bad)
+
+
+def _base_of_record(name: str) -> str:
+    """A CUPTI record's kernel identifier: its mangled name's (_Z8kda_walkILi0E... -> kda_walk) or its plain name."""
+    if name.startswith("_Z"):
+        i, n = 2, ""
+        if name[i] == "N":
+            i += 1
+        while i < len(name) and name[i].isdigit():
+            n += name[i]
+            i += 1
+        return name[i:i + int(n)] if n else name
+    return name.split("(", 1)[0].split("<", 1)[0].strip()

@@ -17,7 +17,9 @@ from launchlab.core import figure as _style  # noqa: F401 - the course's figure 
 IDLE, BUSY = "#d95f02", "#bdbdbd"
 
 
-def idle_bars(trace: Trace, rows: list[Shape], top: int = 12, by: str = "sms", title: str = ""):
+def idle_bars(trace: Trace | None, rows: list[Shape], top: int = 12, by: str = "sms", title: str = "",
+              gpu: str = ""):
+    """`trace` names the GPU (or None with `gpu`, e.g. "NVIDIA H200", for rows read back from a recording)."""
     ranked = ranking(rows, by)[:top]
     fig, ax = plt.subplots(figsize=(9.0, 0.36 * len(ranked) + 1.5))
     labels = [f"{short(r.kernel, 34)}  {'x'.join(map(str, r.grid))} x {r.threads}" for r in ranked]
@@ -30,7 +32,9 @@ def idle_bars(trace: Trace, rows: list[Shape], top: int = 12, by: str = "sms", t
     ax.invert_yaxis()
     ax.set_xlabel("µs per step")
     ax.legend(loc="lower right")
-    head = (f"{trace.gpu.name} ({trace.gpu.sm_count} SMs): {idle_share(rows):.0%} of the step's kernel time in "
+    name = trace.gpu.name if trace is not None else (gpu or "the GPU")
+    sms = rows[0].sm_count if rows else (trace.gpu.sm_count if trace is not None else 0)
+    head = (f"{name} ({sms} SMs): {idle_share(rows):.0%} of the step's kernel time in "
             f"launches that leave more than half the SMs without a block")
     fig.suptitle("\n".join(textwrap.wrap(title, 100) + textwrap.wrap(head, 100)), x=0.01, ha="left", fontsize=10)
     fig.tight_layout()

@@ -21,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from launchlab.audit import floors
 from launchlab.audit.launches import STEP_MARK, AuditError, Trace, from_cupti, from_torch
 from launchlab.core import mode, provenance
 
@@ -32,14 +33,37 @@ KERNEL_FIELDS = ("name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "bl
 
 @contextlib.contextmanager
 def step():
-    """Mark one step of a program under audit (a no-op when torch is not loaded: CUPTI's record then counts the
-    run as one step)."""
+    """Mark one step of a program under audit: a record_function range for torch.profiler (none when torch is not
+    loaded: CUPTI's record then counts the run as one step), and under ncu (LAUNCHLAB_AUDIT_NCU=1, set by
+    launchlab.audit.floors) a cudaProfilerStart/Stop range, so that ncu profiles the steps and nothing else."""
+    ncu = os.environ.get(floors.ENV, "").strip() == "1"
     torch = sys.modules.get("torch")
-    if torch is None:
-        yield
-        return
-    with torch.profiler.record_function(STEP_MARK):
-        yield
+    if ncu:
+        _synchronize()
+        _profiler(True)
+    try:
+        if torch is None:
+            yield
+        else:
+            with torch.profiler.record_function(STEP_MARK):
+                yield
+    finally:
+        if ncu:
+            _synchronize()
+            _profiler(False)
+
+
+def _profiler(on: bool) -> None:
+    """cudaProfilerStart / cudaProfilerStop through the program's own CUDA runtime: torch's where torch has made its
+    context (CuPy may be loaded beside it without using the GPU), else CuPy's."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        (torch.cuda.profiler.start if on else torch.cuda.profiler.stop)()
+    elif "cupy" in sys.modules:
+        rt = sys.modules["cupy"].cuda.runtime
+        (rt.profilerStart if on else rt.profilerStop)()
+    elif torch is not None:
+        (torch.cuda.profiler.start if on else torch.cuda.profiler.stop)()
 
 
 def _synchronize() -> None:

@@ -17,7 +17,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from launchlab.audit.launches import AuditError, Launch, Trace
-from launchlab.core import occupancy
+from launchlab.core import occupancy, width
 
 
 @dataclass
@@ -37,6 +37,8 @@ class Shape:
     resident: int                    # blocks per SM the calculator allows (0: cannot launch as recorded)
     limiter: tuple[str, ...]
     disagreements: list[str] = field(default_factory=list)
+    first: int = 0                   # where its first call falls in the launch order (step 4 pairs shapes with ncu's
+                                     # rows by it where two share a function and a geometry)
 
     @property
     def key(self) -> str:
@@ -97,8 +99,10 @@ def table(trace: Trace) -> list[Shape]:
         raise AuditError("the trace holds no launch inside its steps")
     gpu = trace.gpu
     groups: dict[tuple, list[Launch]] = {}
-    for x in launches:
+    order: dict[tuple, int] = {}
+    for i, x in enumerate(sorted(launches, key=lambda x: x.start_us)):
         groups.setdefault((x.name, x.grid, x.block), []).append(x)
+        order.setdefault((x.name, x.grid, x.block), i)
     total = sum(x.dur_us for x in launches) / trace.steps
     rows = []
     for (name, grid, block), xs in groups.items():
@@ -114,7 +118,7 @@ def table(trace: Trace) -> list[Shape]:
         us = sum(x.dur_us for x in xs) / trace.steps
         rows.append(Shape(name, grid, block, len(xs), len(xs) / trace.steps, us, us / total if total else 0.0,
                           first.blocks, first.threads, first.registers, first.smem, gpu.sm_count,
-                          occ.blocks_per_sm, occ.limiter, notes))
+                          occ.blocks_per_sm, occ.limiter, notes, order[(name, grid, block)]))
     return sorted(rows, key=lambda r: -r.us_per_step)
 
 
@@ -181,12 +185,10 @@ def short(name: str, width: int = 48) -> str:
     return s if len(s) <= width else s[:width - 1] + "…"
 
 
-def text(trace: Trace, rows: list[Shape], top: int = 12, by: str = "sms") -> str:
-    """The ranking as the lab prints it: the top rows by idle SM-time, then the totals."""
+def lines(rows: list[Shape], steps: int, top: int = 12, by: str = "sms") -> list[str]:
+    """The ranking's table: the top rows by idle SM-time (with any disagreement under its row), then the totals."""
     ranked = ranking(rows, by)[:top]
-    out = [f"{trace.gpu.name}, {trace.gpu.sm_count} SMs; {trace.steps} step(s) from {trace.tool}; ranked by idle "
-           f"SM-time ({'blocks ÷ SMs' if by == 'sms' else 'wave fill'})",
-           f"{'kernel':<40} {'grid':>11} {'block':>9} {'calls':>5} {'µs/step':>8} {'share':>6} {'blk/SM':>6} "
+    out = [f"{'kernel':<40} {'grid':>11} {'block':>9} {'calls':>5} {'µs/step':>8} {'share':>6} {'blk/SM':>6} "
            f"{'res':>3} {'fill':>5} {'idle µs':>8}"]
     for r in ranked:
         g, b = "x".join(map(str, r.grid)), "x".join(map(str, r.block))
@@ -196,9 +198,16 @@ def text(trace: Trace, rows: list[Shape], top: int = 12, by: str = "sms") -> str
                    f"{r.share:>6.1%} {r.blocks / r.sm_count:>6.2f} {r.resident:>3} {fill:>5} {idle:>8.1f}")
         for d in r.disagreements:
             out.append(f"    ! {d}")
-    n = sum(r.calls for r in rows) / trace.steps
-    out.append(f"{len(rows)} launch shapes, {n:.0f} launches and {sum(r.us_per_step for r in rows):,.1f} µs of kernel "
-               f"time per step; {idle_share(rows):.0%} of it in launches that leave more than half the SMs without "
-               f"a block")
-    out += [f"note: {x}" for x in trace.notes]
-    return "\n".join(out)
+    n = sum(r.calls for r in rows) / steps
+    out += width.fit(f"{len(rows)} launch shapes, {n:.0f} launches and {sum(r.us_per_step for r in rows):,.1f} µs of "
+                     f"kernel time per step; {idle_share(rows):.0%} of it in launches that leave more than half the "
+                     f"SMs without a block", hang=2).split("\n")
+    return out
+
+
+def text(trace: Trace, rows: list[Shape], top: int = 12, by: str = "sms") -> str:
+    """The ranking as the lab prints it: the top rows by idle SM-time, then the totals."""
+    head = (f"{trace.gpu.name}, {trace.gpu.sm_count} SMs; {trace.steps} step(s) from {trace.tool}; ranked by idle "
+            f"SM-time ({'blocks ÷ SMs' if by == 'sms' else 'wave fill'})")
+    return "\n".join([width.fit(head, hang=2)] + lines(rows, trace.steps, top, by)
+                     + [width.fit(f"note: {x}") for x in trace.notes])

@@ -2,9 +2,9 @@
 dimension that was sharded (the §5 audit, pointed at code the course did not write).
 
 Found statically, file by file:
-- Python: `k.launch(grid, block, ...)` (the course's checked launches), `kernel[grid](...)` (Triton: a tuple, or
-  a lambda of the meta-parameters), `kernel[grid, block](...)` in a file that imports numba (Numba), and a CuPy
-  RawKernel called as `k(grid, block, args)` where `k` is bound to `RawKernel(...)` or `.get_function(...)` in the
+- Python: `k.launch(grid, block, ...)` (the course's checked launches), `kernel[grid](...)` in a file that imports
+  triton (Triton: a tuple, or a lambda of the meta-parameters), `kernel[grid, block](...)` in a file that imports
+  numba (Numba), and a CuPy RawKernel called as `k(grid, block, args)` where `k` is bound to `RawKernel(...)` or `.get_function(...)` in the
   same file. The grid's names are followed back through the assignments of the enclosing function.
 - CUDA C++ (.cu .cuh .cpp .cc .h .hpp): `kernel<<<grid, block, ...>>>(...)`, `cudaLaunchKernel(f, grid, ...)` and
   `cuLaunchKernel(f, gx, gy, gz, ...)`. The grid's identifiers are followed back through `dim3 g(...)`,
@@ -22,6 +22,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from launchlab.core import paths, width
 
 BLIND = ("kernels launched inside libraries (cuBLAS, cuDNN, NCCL, PyTorch's ATen ops): their grid is chosen at run "
          "time from the shapes they are given -- read it from the profiler's record (launchlab.audit.load)",
@@ -116,15 +118,23 @@ def _flags(scope, grid) -> list[str]:
     return out
 
 
+def _imports(tree: ast.AST, module: str) -> bool:
+    """Whether the file imports `module` (import m, import m.x, from m import ..., from m.x import ...)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import) and any(a.name.split(".")[0] == module for a in n.names):
+            return True
+        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == module:
+            return True
+    return False
+
+
 def _python_sites(path: Path, rel: str) -> list[Site] | None:
     """The file's launch sites, or None when it is not Python the parser reads."""
     try:
         tree = ast.parse(path.read_text(errors="replace"))
     except (SyntaxError, ValueError):
         return None
-    numba = any(isinstance(n, (ast.Import, ast.ImportFrom)) and
-                any((a.name or "").split(".")[0] == "numba" for a in n.names) or
-                (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "numba") for n in ast.walk(tree))
+    numba, triton = _imports(tree, "numba"), _imports(tree, "triton")
     raw = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
            and _callee(n.value) in ("RawKernel", "get_function") for t in n.targets if isinstance(t, ast.Name)}
     autotuned = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
@@ -143,7 +153,7 @@ def _python_sites(path: Path, rel: str) -> list[Site] | None:
                 sl, kernel = f.slice, ast.unparse(f.value)
                 if numba and isinstance(sl, ast.Tuple) and len(sl.elts) >= 2:
                     grid, kind = sl.elts[0], "numba"
-                else:
+                elif triton:                           # elsewhere x[i]() is an indexed call, not a launch
                     grid, kind = sl, "triton"
                     if kernel.split(".")[-1] in autotuned:
                         flags.append("autotuned: the grid reads META values chosen at run time")
@@ -264,18 +274,28 @@ def grep(root, dimension: str) -> list[tuple[Site, bool]]:
     return [(s, s.mentions(dimension)) for s in sites(root)]
 
 
-def report(root, dimension: str) -> str:
+def report(root, dimension: str, only_hits: bool = False) -> str:
+    """Step 8 as printed: every launch site (`only_hits`: those whose grid is built from `dimension`), each on
+    lines of at most width.WIDTH characters, then what a static grep cannot see."""
     mentions(dimension, ())
     found, unparsed = scan(root)
     rows = [(s, s.mentions(dimension)) for s in found]
     hit = [s for s, h in rows if h]
-    out = [f"{len(rows)} launch sites under {root}; {len(hit)} with a grid built from '{dimension}':"]
+    try:                                  # the course's own tree by its name in the checkout, not the machine's path
+        shown = Path(root).resolve().relative_to(paths.ROOT.resolve()).as_posix() or "."
+    except ValueError:
+        shown = str(root)
+    out = [width.fit(f"{len(rows)} launch sites under {shown}; {len(hit)} with a grid built from '{dimension}':",
+                     hang=2)]
     for s, h in rows:
+        if only_hits and not h:
+            continue
         where = f"{s.file}:{s.line}" + (f" {s.function}()" if s.function else "")
-        out.append(f"  {'*' if h else ' '} {where:<48} {s.kind:<16} grid = {s.grid[:50]}"
-                   + (f"   [{'; '.join(s.flags)}]" if s.flags else ""))
+        out.append(width.fit(f"  {'*' if h else ' '} {where:<48} {s.kind:<16} grid = {s.grid[:50]}"
+                             + (f"   [{'; '.join(s.flags)}]" if s.flags else ""), hang=6))
     if unparsed:
-        out.append(f"{len(unparsed)} Python file(s) the parser could not read, not searched: {', '.join(unparsed[:5])}")
+        out.append(width.fit(f"{len(unparsed)} Python file(s) the parser could not read, not searched: "
+                             f"{', '.join(unparsed[:5])}", hang=2))
     out.append("what a static grep cannot see:")
-    out += [f"  - {b}" for b in BLIND]
+    out += [width.fit(f"  - {b}", hang=4) for b in BLIND]
     return "\n".join(out)

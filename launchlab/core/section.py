@@ -38,6 +38,7 @@ class Section:
     parts: tuple[str, ...] = ()                     # a long section's later notebooks: 02b_..., read after 02a_...
     turn: object = None                             # its your-turn launch (launchlab.core.yourturn.Turn)
     rerun: ModuleType | None = None                 # a graded lab's fix the grader re-runs (launchlab.faces.rerun)
+    summary_key: str = ""                           # the key its headlines have in `summary --json` (default: key)
 
     @property
     def notebooks(self) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
 def sources() -> dict[str, list]:
     """{summary key: [(read the recording(s), its headline figures)]}: every registered section's manifest,
     and the course-wide reliability figures."""
-    out = {s.key: list(s.headlines) for s in sections.all() if s.headlines}
+    out = {(s.summary_key or s.key): list(s.headlines) for s in sections.all() if s.headlines}
     out["reliability"] = [(lambda data_dir=None: (reliability.reports(),), reliability.headline)]
     return out
 
@@ -38,6 +38,8 @@ def _plain(v):
         return v
     if isinstance(v, (list, tuple)):
         return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
     if isinstance(v, int):
         return v
     v = float(v)

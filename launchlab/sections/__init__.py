@@ -25,6 +25,7 @@ FOLDERS = (
     "s08_reshape",
     "s09_lab",
     "s10_self_check",
+    "s11_audit",
 )
 
 
