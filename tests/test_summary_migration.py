@@ -46,18 +46,20 @@ CHANGED = {
         "issue 26: §3's contrast kernel (kernels/kda_contrast.cu) has grid = n_head by design -- the lecture's "
         "shape -- so the audit finds it beside main's KDA step, MLA's split and combine and the decode glue"),
     ("reliability", "course_replay_seconds"): (
-        51.2, 41.2,
+        51.2, 46.6,
         "issue 26: the course's time is its notebooks' execution, what a learner waits for, with the HTML export "
         "timed apart (data/course/replay.json: export_seconds); §2 and §3 now read in two parts each (13 "
         "notebooks), 05 and 08 gained the audit's profile join and the split explorer; re-measured by `make "
         "course` on the same 2-core machine kind (36.8 s). Issue 40 added notebook 11 (14 notebooks), and "
-        "`make course` re-ran them all on 2026-12-04 on the same 2-core kind: 41.2 s"),
+        "`make course` re-ran them all on 2026-12-04 on the same 2-core kind: 41.2 s; on 2026-12-05, after issue 41's "
+        "glossary links, listings and wrapped outputs and notebook 11's text moved into the package: 46.6 s"),
     ("reliability", "course_replay_figures_in_chromium"): (
-        26, 36,
+        26, 35,
         "issue 26: 05 gained the step's launches by SM share and time (figures.step_launches), 08 the split "
         "counts against the proven bound (figures.moves) and its explorer's preview; every one decoded in Chromium "
         "(29, data/course/replay.json of 2026-12-01). Re-run by `make course` on 2026-12-04 for issue 40: the "
-        "figures issues 29-39 added to 01-09 since that run and notebook 11's four, every one decoded (36)"),
+        "figures issues 29-39 added to 01-09 since that run and notebook 11's four, every one decoded (36); after "
+        "issue 41, notebook 05's figure is no longer shown twice (35, make course of 2026-12-05)"),
     ("browser", "widgets_moved"): (
         17, 22, "issue 26: 08's split explorer (a split count S, against S = 256 and the proven bound), moved in "
                 "Chromium like every other (18); issue 29: 05's two explorers on slices of the H200 -- the SM-count "
