@@ -32,7 +32,7 @@
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
   slides [NAME ...] [--out DIR]  the section notebooks 01-08 as static reveal.js decks (reveal.js from npm)
   slides --notes [NAME ...]  each deck's speaker notes as a cue sheet: the sentence to say, the number to point at
-  audit --trace FILE [--steps N] [--by sms|wave] [--csv F] [--json F] [--figure F]
+  audit --trace FILE [--steps N] [--mark NAME] [--device N] [--by sms|wave] [--top N] [--csv F] [--json F] [--figure F]
                              the lab's audit of any program's launches, read from a torch.profiler trace or a
                              CUPTI record; audit [--tool cupti|torch] -- python my_step.py ...: run it under
                              the profiler first (on a GPU; --save F keeps the record; --floors N: step 4
@@ -258,7 +258,11 @@ def _audit(args) -> int:
         if args.floors and not command:
             raise audit.AuditError("--floors runs the program under ncu: give it one (-- python my_step.py), not a "
                                    "record")
-        trace = (audit.load(args.trace, args.steps) if args.trace
+        if args.top < 1:
+            raise audit.AuditError(f"--top takes how many rows to show (1 or more), got {args.top}")
+        if (args.mark is not None or args.device is not None) and not args.trace:
+            raise audit.AuditError("--mark and --device read a record: give it with --trace FILE")
+        trace = (audit.load(args.trace, args.steps, args.mark, args.device) if args.trace
                  else profilers.run_script(command, args.tool, save=args.save))
         rows = audit.table(trace)
     except audit.AuditError as e:
@@ -370,13 +374,16 @@ def parser() -> argparse.ArgumentParser:
     au.add_argument("--trace", default=None, help="a torch.profiler Chrome trace or a CUPTI record (json or json.gz)")
     au.add_argument("--steps", type=int, default=None, help="repetitions the record holds (default: its own marks)")
     au.add_argument("--by", choices=("sms", "wave"), default="sms", help="rank by blocks / SMs or by wave fill")
-    au.add_argument("--top", type=int, default=12)
+    au.add_argument("--mark", default=None, help="the ranges that are the steps, by their name's start (default: "
+                                                  "launchlab.audit.step, else torch.profiler's ProfilerStep#N)")
+    au.add_argument("--device", type=int, default=None, help="in a trace of several GPUs: audit this one (its id)")
+    au.add_argument("--top", type=int, default=12, help="how many launch shapes the table shows (default 12)")
     au.add_argument("--tool", choices=("auto", "cupti", "torch"), default="auto", help="with a program to run")
     au.add_argument("--save", default=None, help="with a program to run: keep its record here (json.gz)")
     au.add_argument("--floors", type=int, default=0, metavar="N",
                     help="with a program to run: step 4 for the top N offenders (ncu's DRAM bytes, cold times)")
-    au.add_argument("--csv", default=None)
-    au.add_argument("--json", default=None)
+    au.add_argument("--csv", default=None, help="write every launch shape's row to this CSV file")
+    au.add_argument("--json", default=None, help="write the table and its totals to this JSON file")
     au.add_argument("--figure", default=None, help="a PNG of idle SM-time per launch shape")
     au.add_argument("--grep", default=None, help="step 8: a source tree whose launch sites are listed, those whose "
                                                   "grid is built from --dimension marked")

@@ -46,7 +46,7 @@ def test_every_kernel_of_a_trace_lands_in_one_of_its_eight_marked_steps(name):
     assert t.steps == 8 and t.gpu.name == "NVIDIA H200" and t.gpu.sm_count == 132
     assert len(t.launches) == len(kernels(doc)) == len(t.in_steps)
     assert {x.step for x in t.launches} == set(range(8))
-    assert t.notes == []
+    assert t.notes == ["steps: 8 'launchlab.audit.step' ranges"]                # which marks made the steps
 
 
 def test_a_trace_asked_for_other_steps_than_it_marks_is_refused():
@@ -59,7 +59,8 @@ def test_a_trace_without_marks_is_taken_as_the_steps_given():
     doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("name") != audit.STEP_MARK]
     t = audit.from_torch(doc, steps=8)
     assert t.steps == 8 and all(x.step is None for x in t.launches) and len(t.in_steps) == 1616
-    assert "no 'launchlab.audit.step' ranges" in t.notes[0]
+    assert t.notes == ["no step ranges in the trace (neither 'launchlab.audit.step' nor 'ProfilerStep#N'): its 1616 "
+                       "launches are taken as 8 step(s)"]
     assert audit.from_torch(doc).steps == 1          # none given: the whole trace is one step
 
 

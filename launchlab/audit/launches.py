@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,60 +104,151 @@ def gpu_from_properties(p: dict) -> hardware.GPUSpec:
                    smem_per_block_optin=int(p.get("sharedMemPerBlockOptin", base.smem_per_block_optin)))
 
 
+KERNEL_CATS = ("kernel", "Kernel")                  # "Kernel": older Kineto traces
+RUNTIME_CATS = ("cuda_runtime", "cuda_driver", "Runtime")
+PROFILER_STEP = "ProfilerStep#"                     # torch.profiler's schedule: one CPU range per step
+NOT_NVIDIA = (("AMD", "an AMD GPU (ROCm)"), ("Radeon", "an AMD GPU (ROCm)"), ("Instinct", "an AMD GPU (ROCm)"),
+              ("ARTEMIS", "a Meta MTIA accelerator"), ("MTIA", "a Meta MTIA accelerator"))
+
+
 def _read_json(path) -> dict:
     p = Path(path)
     if not p.exists():
         raise AuditError(f"no record at {p}")
+    if p.is_dir():
+        raise AuditError(f"{p} is a directory: give the trace file in it (a .json or .json.gz)")
     raw = p.read_bytes()
     try:
         text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
         return json.loads(text)
-    except (OSError, ValueError) as e:
-        raise AuditError(f"{p} is not a JSON record (plain or gzipped): {e}") from None
+    except (OSError, EOFError, zlib.error, ValueError) as e:
+        why = "truncated or damaged gzip" if raw[:2] == b"\x1f\x8b" and not isinstance(e, ValueError) else str(e)
+        raise AuditError(f"{p} is not a JSON record (plain or gzipped): {why}") from None
 
 
-def from_torch(doc: dict, steps: int | None = None, mark: str = STEP_MARK, source: str = "") -> Trace:
-    """A torch.profiler Chrome trace. Steps are the `mark` ranges on the GPU's timeline; without any, `steps`
-    (default 1) repetitions are assumed to make up the whole trace."""
+def _platform(props: list, events: list, source: str) -> None:
+    """Refuse a trace made on something other than an NVIDIA GPU, by name, before any arithmetic: its compute
+    capability (an AMD gfx90a reports 9.0) would otherwise pass for an NVIDIA architecture's."""
+    for p in props:
+        name = str(p.get("name", ""))
+        for word, what in NOT_NVIDIA:
+            if word.lower() in name.lower():
+                raise AuditError(f"{source or 'the trace'} was recorded on {what} ('{name}'): the audit's occupancy "
+                                 f"calculator and limits are NVIDIA's, so it audits NVIDIA GPUs only")
+    if any(isinstance(e, dict) and str(e.get("cat", "")).startswith("mtia") for e in events[:100000]):
+        raise AuditError(f"{source or 'the trace'} was recorded on a Meta MTIA accelerator (mtia_* events): the "
+                         f"audit's occupancy calculator and limits are NVIDIA's, so it audits NVIDIA GPUs only")
+
+
+def _ranges(events: list, mark: str, exact: bool) -> tuple[list, str]:
+    """The step ranges named `mark` (`exact`: the whole name; else a prefix), GPU-side ranges first (a
+    record_function's gpu_user_annotation), else CPU-side ones: ([(start, end)], 'gpu' or 'cpu')."""
+    def named(e):
+        n = str(e.get("name", ""))
+        return n == mark if exact else n.startswith(mark)
+    for cat, side in (("gpu_user_annotation", "gpu"), ("user_annotation", "cpu")):
+        r = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+                   if e.get("cat") == cat and e.get("ph", "X") == "X" and named(e) and "ts" in e)
+        if r:
+            return r, side
+    return [], ""
+
+
+def from_torch(doc: dict, steps: int | None = None, mark: str | None = None, source: str = "",
+               device: int | None = None) -> Trace:
+    """A torch.profiler Chrome trace. Its steps: the `mark` ranges (a name prefix) if one is given; else the
+    course's `launchlab.audit.step` ranges; else torch.profiler's own `ProfilerStep#N`; else `steps` (default 1)
+    repetitions make up the whole trace. A kernel belongs to the step whose GPU range holds it, or, for a CPU range
+    (ProfilerStep#N), whose range holds its launch (the runtime call with the kernel's correlation id); kernels
+    outside every step are left out, and a note counts them."""
     events = doc.get("traceEvents")
     if not isinstance(events, list):
         raise AuditError(f"{source or 'the record'} has no traceEvents: not a torch.profiler Chrome trace")
-    props = doc.get("deviceProperties") or []
-    kernels = [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    odd = sum(1 for e in events if not isinstance(e, dict))
+    events = [e for e in events if isinstance(e, dict)]
+    props = [p for p in (doc.get("deviceProperties") or []) if isinstance(p, dict)]
+    _platform(props, events, source)
+    kernels = [e for e in events if e.get("cat") in KERNEL_CATS and e.get("ph") == "X" and "ts" in e]
     if not kernels:
         raise AuditError(f"{source or 'the trace'} holds no kernel launch: the profiled code launched none on the "
                          f"GPU, or the profiler ran without ProfilerActivity.CUDA")
-    devices = {int(e.get("args", {}).get("device", 0)) for e in kernels}
-    if len(devices) > 1:
-        raise AuditError(f"the trace's kernels ran on {len(devices)} GPUs ({sorted(devices)}); audit one at a time")
-    dev = devices.pop()
+    with_geometry = [e for e in kernels if isinstance(e.get("args"), dict) and "grid" in e["args"]
+                     and "block" in e["args"]]
+    if not with_geometry:
+        raise AuditError(f"{source or 'the trace'} has {len(kernels)} kernel events but no launch geometry (no grid "
+                         f"or block in their args): its profiler did not record it. Record the program again with a "
+                         f"current torch.profiler (ProfilerActivity.CUDA), whose kernel events carry grid and block")
+    devices = sorted({int(e["args"].get("device", 0)) for e in with_geometry})
+    if device is None and len(devices) > 1:
+        raise AuditError(f"the trace's kernels ran on {len(devices)} GPUs ({devices}): pick one with --device N")
+    dev = devices[0] if device is None else device
+    if dev not in devices:
+        raise AuditError(f"no kernel of the trace ran on GPU {dev}; its kernels ran on {devices}")
     prop = next((p for p in props if int(p.get("id", -1)) == dev), None)
     if prop is None:
         raise AuditError(f"the trace has no deviceProperties for GPU {dev}: its SM count is unknown, and the audit "
                          f"takes it from the trace, never from the machine reading it")
     gpu = gpu_from_properties(prop)
-    marks = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
-                   if e.get("cat") == "gpu_user_annotation" and e.get("name") == mark)
-    launches = []
-    for e in kernels:
-        a = e.get("args", {})
+    mine = [e for e in with_geometry if int(e["args"].get("device", 0)) == dev]
+    if mark is not None:
+        marks, side = _ranges(events, mark, exact=False)
+        named = f"'{mark}*'"
+        if not marks:
+            raise AuditError(f"the trace has no range named '{mark}*' (a record_function or a GPU annotation)")
+    else:
+        marks, side = _ranges(events, STEP_MARK, exact=True)
+        named = f"'{STEP_MARK}'"
+        if not marks:
+            marks, side = _ranges(events, PROFILER_STEP, exact=False)
+            named = f"torch.profiler's '{PROFILER_STEP}N'"
+    launch_ts = {}
+    if side == "cpu":
+        for e in events:
+            c = e.get("args", {}).get("correlation") if isinstance(e.get("args"), dict) else None
+            if e.get("cat") in RUNTIME_CATS and c is not None and "ts" in e:
+                launch_ts[c] = float(e["ts"])
+
+    def step_of(e) -> int | None:
         ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
-        step = next((i for i, (s, t) in enumerate(marks) if s <= ts and ts + dur <= t), None) if marks else None
+        if side == "gpu":
+            return next((i for i, (s, t) in enumerate(marks) if s <= ts and ts + dur <= t), None)
+        at = launch_ts.get(e["args"].get("correlation"))
+        return None if at is None else next((i for i, (s, t) in enumerate(marks) if s <= at <= t), None)
+
+    launches = []
+    for e in mine:
+        a = e["args"]
         bps = a.get("blocks per SM")
         launches.append(Launch(
             str(e.get("name", "")), _dims(a.get("grid"), "grid"), _dims(a.get("block"), "block"),
-            int(a.get("registers per thread", 0)), int(a.get("shared memory", 0)), int(a.get("stream", 0)), ts, dur,
-            step, reported_blocks_per_sm=None if bps in (None, "inf") else float(bps),
+            int(a.get("registers per thread", 0)), int(a.get("shared memory", 0)), int(a.get("stream", 0)),
+            float(e["ts"]), float(e.get("dur", 0.0)), step_of(e) if marks else None,
+            reported_blocks_per_sm=None if bps in (None, "inf") else float(bps),
             reported_occupancy_pct=a.get("est. achieved occupancy %")))
+    notes = []
     if marks:
         n = len(marks)
         if steps is not None and steps != n:
-            raise AuditError(f"the trace marks {n} steps ('{mark}'), not the {steps} asked for")
+            raise AuditError(f"the trace marks {n} steps ({named} ranges), not the {steps} asked for")
+        inside = sum(1 for x in launches if x.step is not None)
+        if not inside:
+            raise AuditError(f"none of the trace's {len(launches)} kernels ran inside its {n} {named} ranges")
+        notes.append(f"steps: {n} {named} ranges" + ("" if side == "gpu" else
+                                                      " (a kernel is in the step that launched it)"))
+        if inside < len(launches):
+            notes.append(f"{len(launches) - inside} kernels launched outside every step are left out")
     else:
         n = 1 if steps is None else steps
-    if n < 1:
-        raise AuditError(f"steps must be at least 1, got {n}")
-    notes = [] if marks else [f"no '{mark}' ranges in the trace: its {len(kernels)} launches are taken as {n} step(s)"]
+        if n < 1:
+            raise AuditError(f"steps must be at least 1, got {n}")
+        notes.append(f"no step ranges in the trace (neither '{STEP_MARK}' nor '{PROFILER_STEP}N'): its "
+                     f"{len(launches)} launches are taken as {n} step(s)")
+    if len(with_geometry) < len(kernels):
+        notes.append(f"{len(kernels) - len(with_geometry)} kernel events without grid or block are left out")
+    if odd:
+        notes.append(f"{odd} trace events that are not objects were skipped")
+    if len(devices) > 1:
+        notes.append(f"GPU {dev} of {devices}")
     return Trace(gpu, sorted(launches, key=lambda x: x.start_us), n, "torch.profiler", source, notes)
 
 
@@ -187,13 +279,14 @@ def from_cupti(doc: dict, source: str = "") -> Trace:
     return Trace(gpu, sorted(out, key=lambda x: x.start_us), steps, "cupti-python", source)
 
 
-def load(path, steps: int | None = None, mark: str = STEP_MARK) -> Trace:
-    """Read a record from a file: a torch.profiler trace or a CUPTI record (plain or gzipped JSON)."""
+def load(path, steps: int | None = None, mark: str | None = None, device: int | None = None) -> Trace:
+    """Read a record from a file: a torch.profiler trace or a CUPTI record (plain or gzipped JSON). `mark`: the
+    name (a prefix) of the ranges that are its steps; `device`: which GPU's kernels, in a trace of several."""
     doc = _read_json(path)
     if not isinstance(doc, dict):
         raise AuditError(f"{path} holds a JSON {type(doc).__name__}, not a profiler record")
     if "traceEvents" in doc:
-        return from_torch(doc, steps, mark, source=str(path))
+        return from_torch(doc, steps, mark, source=str(path), device=device)
     if "records" in doc:
         t = from_cupti(doc, source=str(path))
         if steps is not None and steps != t.steps:
