@@ -196,3 +196,19 @@ def test_every_option_of_audit_says_what_it_does():
     opts = {a.option_strings[-1]: a.help for a in sub._actions if a.option_strings and a.dest != "help"}
     assert {"--trace", "--steps", "--mark", "--device", "--top", "--csv", "--json", "--by"} <= set(opts)
     assert {o: h for o, h in opts.items() if not h or len(h.split()) < 3} == {}
+
+
+def test_calls_per_step_keep_one_decimal_where_fractional():
+    """Six launches of one shape over 3 steps are 2 a step; four over 3 are 1.3 (not rounded to 1)."""
+    from launchlab.audit import shapes
+    doc = profiler_steps()
+    for e in doc["traceEvents"]:
+        if e["cat"] == "kernel":
+            e["name"] = "same"
+    t = audit.from_torch(doc)
+    row = next(ln for ln in shapes.lines(audit.table(t), t.steps) if ln.startswith("same"))
+    assert row.split()[3] == "2"
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("args", {}).get("correlation") not in (3, 5)]
+    t = audit.from_torch(doc)
+    row = next(ln for ln in shapes.lines(audit.table(t), t.steps) if ln.startswith("same"))
+    assert row.split()[3] == "1.3"

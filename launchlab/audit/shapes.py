@@ -194,7 +194,8 @@ def lines(rows: list[Shape], steps: int, top: int = 12, by: str = "sms") -> list
         g, b = "x".join(map(str, r.grid)), "x".join(map(str, r.block))
         fill = "" if r.wave_fill is None else f"{r.wave_fill:.2f}"
         idle = r.idle_sm_us if by == "sms" else (r.idle_wave_us or 0.0)
-        out.append(f"{short(r.kernel, 40):<40} {g:>11} {b:>9} {r.calls_per_step:>5.0f} {r.us_per_step:>8.1f} "
+        calls = f"{r.calls_per_step:.0f}" if r.calls_per_step == int(r.calls_per_step) else f"{r.calls_per_step:.1f}"
+        out.append(f"{short(r.kernel, 40):<40} {g:>11} {b:>9} {calls:>5} {r.us_per_step:>8.1f} "
                    f"{r.share:>6.1%} {r.blocks / r.sm_count:>6.2f} {r.resident:>3} {fill:>5} {idle:>8.1f}")
         for d in r.disagreements:
             out.append(f"    ! {d}")
