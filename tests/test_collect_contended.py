@@ -16,7 +16,7 @@ import pytest
 
 from launchlab.faces import collect
 
-CELL_S = 2
+CELL_S = 3
 
 
 def _run(tmp_path, monkeypatch, waited, source="import time\ntime.sleep(60)"):
