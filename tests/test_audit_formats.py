@@ -212,3 +212,79 @@ def test_calls_per_step_keep_one_decimal_where_fractional():
     t = audit.from_torch(doc)
     row = next(ln for ln in shapes.lines(audit.table(t), t.steps) if ln.startswith("same"))
     assert row.split()[3] == "1.3"
+
+
+# ------------------------------------------------------------------ streams and communication
+def two_streams() -> dict:
+    """One marked step (GPU range 0-1,000 µs): compute A (grid 4) at 100-300 and B (grid 264) at 400-500 on
+    stream 7, an NCCL all-reduce (grid 2) at 150-650 on stream 20, beside both."""
+    ev = [cpu_range(audit.STEP_MARK, 0, 1000, cat="gpu_user_annotation")]
+    for name, ts, dur, grid, stream in (("gemv_a", 100, 200, (4, 1, 1), 7), ("gemv_b", 400, 100, (264, 1, 1), 7),
+                                        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 150, 500, (2, 1, 1), 20)):
+        k = kernel(ts, 0, name=name, grid=grid)
+        k["dur"], k["args"]["stream"] = dur, stream
+        ev.append(k)
+    return {"traceEvents": ev, "deviceProperties": [H200]}
+
+
+def test_a_steps_time_is_its_wall_span_beside_the_summed_kernel_time_and_their_overlap():
+    from launchlab.audit import shapes
+    t = audit.from_torch(two_streams())
+    (st,) = shapes.step_times(t)
+    # wall: 100 -> 650; summed: 200 + 100 + 500 = 800; busy: [100, 650] = 550; overlap 800 - 550 = 250
+    assert (st.wall_us, st.kernel_us, st.busy_us, st.overlap_us) == (550.0, 800.0, 550.0, 250.0)
+    line = shapes.time_line(t)
+    assert " ".join(line.split()) == ("per step: 550.0 µs of wall time from the first kernel's start to the last one's "
+                                      "end; 800.0 µs of kernel time summed over the streams, 250.0 µs of it beside "
+                                      "another kernel")
+    assert max(map(len, line.splitlines())) <= 110 and len(line.splitlines()) == 2
+
+
+def test_communication_kernels_are_ranked_apart_and_leave_the_idle_share_alone():
+    from launchlab.audit import shapes
+    t = audit.from_torch(two_streams())
+    rows = audit.table(t)
+    assert {r.kernel: r.kind for r in rows} == {"gemv_a": "compute", "gemv_b": "compute",
+                                                "ncclDevKernel_AllReduce_Sum_f32_RING_LL": "communication"}
+    assert [r.kernel for r in shapes.ranking(rows)] == ["gemv_a", "gemv_b"]       # idle 200 x 128/132, then 0
+    assert [r.kernel for r in shapes.ranking(rows, kind="communication")] == ["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]
+    assert shapes.idle_share(rows) == pytest.approx(200 / 300)          # of compute time only: gemv_a is under half
+    text = shapes.text(t, rows)
+    said = " ".join(text.split())
+    assert "communication, 500.0 µs per step -- communication kernels are ranked apart" in said
+    assert text.index("gemv_b") < text.index("communication, 500.0") < text.index("ncclDevKernel")
+    assert max(map(len, text.splitlines())) <= 110
+    j = json.loads(shapes.to_json(t, rows))
+    assert j["communication_us_per_step"] == 500.0 and j["step_times"] == [
+        {"step": 0, "wall_us": 550.0, "kernel_us": 800.0, "overlap_us": 250.0}]
+    assert {r["kernel"]: r["kind"] for r in j["rows"]}["ncclDevKernel_AllReduce_Sum_f32_RING_LL"] == "communication"
+
+
+@pytest.mark.parametrize("name, want", [
+    ("ncclKernel_AllGather_RING_LL_Sum_int8_t", ("communication", "NCCL (its name holds 'nccl')")),
+    ("void ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+     ("communication", "NCCL (its name holds 'nccl')")),
+    ("void deep_ep::intranode::dispatch<8, 768>(int4*, float*)", ("communication", "DeepEP (its name holds 'deep_ep::')")),
+    ("nvshmemi_proxy_progress", ("communication", "NVSHMEM (its name holds 'nvshmem')")),
+    ("uncclear_gemv", ("compute", "")),                           # 'nccl' inside a word is not NCCL
+    ("gemv_kernel", ("compute", "")),
+])
+def test_a_kernel_is_told_communication_by_its_librarys_name_at_a_words_start(name, want):
+    from launchlab.audit import shapes
+    assert shapes.kind_of(name) == want
+
+
+def test_the_time_line_is_the_median_step_or_the_unmarked_record_shared_by_its_steps():
+    from launchlab.audit import shapes
+    t = audit.from_torch(profiler_steps())       # each step: two 5 µs kernels 40 µs apart (e.g. 320-325, 360-365)
+    assert [(s.step, s.wall_us, s.kernel_us, s.overlap_us) for s in shapes.step_times(t)] == [
+        (0, 45.0, 10.0, 0.0), (1, 45.0, 10.0, 0.0), (2, 45.0, 10.0, 0.0)]
+    assert " ".join(shapes.time_line(t).split()).startswith("per step: 45.0 µs of wall time") and \
+        "10.0 µs of kernel time summed over the streams, 0.0 µs of it beside" in " ".join(shapes.time_line(t).split())
+    doc = profiler_steps()
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep")]
+    u = audit.from_torch(doc, steps=2)           # all eight kernels, 210 -> 655: 445 µs, 40 µs summed, over 2 steps
+    (s,) = shapes.step_times(u)
+    assert (s.step, s.wall_us, s.kernel_us) == (None, 445.0, 40.0)
+    assert " ".join(shapes.time_line(u).split()).startswith("per step: 222.5 µs of wall time")
+    assert "20.0 µs of kernel time summed" in " ".join(shapes.time_line(u).split())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 from launchlab.audit.launches import AuditError, Launch, Trace
@@ -39,6 +40,8 @@ class Shape:
     disagreements: list[str] = field(default_factory=list)
     first: int = 0                   # where its first call falls in the launch order (step 4 pairs shapes with ncu's
                                      # rows by it where two share a function and a geometry)
+    kind: str = "compute"            # or "communication" (kind_of: NCCL, NVSHMEM, DeepEP kernels, by name)
+    kind_why: str = ""               # how the kind was told
 
     @property
     def key(self) -> str:
@@ -75,6 +78,70 @@ class Shape:
 
 
 OCC_TOLERANCE_PCT = 1        # Kineto rounds its estimate to a whole percent
+
+# Kernels that move data between GPUs: few blocks by design (a channel each) and most of their time spent waiting on
+# a peer, so their idle SMs are not a launch-shape finding. Told by the kernel's name: (what the name holds, lowercase;
+# the library).
+COMMUNICATION = (("nccl", "NCCL"), ("nvshmem", "NVSHMEM"), ("deep_ep::", "DeepEP"), ("rccl", "RCCL"))
+COMMUNICATION_WHY = ("communication kernels are ranked apart: a collective launches a block per channel and spends its "
+                     "time waiting on its peers, so its idle SMs are not recovered by another grid")
+
+
+def kind_of(name: str) -> tuple[str, str]:
+    """("communication", how it was told) for a kernel that moves data between GPUs, else ("compute", ""). The
+    library's word must start a word of the name ('ncclDevKernel_...', 'void deep_ep::...'), not sit inside one."""
+    low = name.lower()
+    for word, lib in COMMUNICATION:
+        if re.search(r"(?<![a-z0-9])" + re.escape(word), low):
+            return "communication", f"{lib} (its name holds '{word}')"
+    return "compute", ""
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One step's GPU activity: the wall span from its first kernel's start to its last kernel's end, the kernel
+    time summed over every stream, and how much of that sum ran beside another kernel (summed - busy)."""
+    step: int | None
+    wall_us: float
+    kernel_us: float
+    busy_us: float                   # the union of the kernels' intervals: time with at least one kernel running
+
+    @property
+    def overlap_us(self) -> float:
+        return self.kernel_us - self.busy_us
+
+
+def step_times(trace: Trace) -> list[StepTime]:
+    """Each marked step's wall span, summed kernel time and overlap (the whole record as one span when no step is
+    marked: its figures are then for all its steps together)."""
+    by: dict[int | None, list[Launch]] = {}
+    for x in trace.in_steps:
+        by.setdefault(x.step, []).append(x)
+    out = []
+    for step, xs in sorted(by.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
+        spans = sorted((x.start_us, x.start_us + x.dur_us) for x in xs)
+        busy, (cur_s, cur_e) = 0.0, spans[0]
+        for a, b in spans[1:]:
+            if a > cur_e:
+                busy += cur_e - cur_s
+                cur_s, cur_e = a, b
+            else:
+                cur_e = max(cur_e, b)
+        busy += cur_e - cur_s
+        out.append(StepTime(step, max(b for _, b in spans) - spans[0][0], sum(x.dur_us for x in xs), busy))
+    return out
+
+
+def time_line(trace: Trace) -> str:
+    """The step's time as the GPU spent it, per step (the median over the steps)."""
+    import statistics
+    st = step_times(trace)
+    per = len(st) if all(s.step is not None for s in st) else trace.steps
+    f = (lambda v: statistics.median(v)) if per == len(st) else (lambda v: sum(v) / per)
+    wall, kern, over = (f([getattr(s, a) for s in st]) for a in ("wall_us", "kernel_us", "overlap_us"))
+    return width.fit(f"per step: {wall:,.1f} µs of wall time from the first kernel's start to the last one's end; "
+                     f"{kern:,.1f} µs of kernel time summed over the streams, {over:,.1f} µs of it beside another "
+                     f"kernel", hang=2)
 
 
 def _check(x: Launch, sm_count: int, resident: int, max_threads_per_sm: int) -> list[str]:
@@ -116,31 +183,36 @@ def table(trace: Trace) -> list[Shape]:
         if len({(x.registers, x.smem) for x in xs}) > 1:
             notes.append("registers or shared memory differ between its calls: the first call's are used")
         us = sum(x.dur_us for x in xs) / trace.steps
+        kind, why = kind_of(name)
         rows.append(Shape(name, grid, block, len(xs), len(xs) / trace.steps, us, us / total if total else 0.0,
                           first.blocks, first.threads, first.registers, first.smem, gpu.sm_count,
-                          occ.blocks_per_sm, occ.limiter, notes, order[(name, grid, block)]))
+                          occ.blocks_per_sm, occ.limiter, notes, order[(name, grid, block)], kind, why))
     return sorted(rows, key=lambda r: -r.us_per_step)
 
 
-def ranking(rows: list[Shape], by: str = "sms") -> list[Shape]:
-    """The rows by idle SM-time per step, largest first: by blocks ÷ SMs ("sms", the lecture's first cut) or by
-    wave fill ("wave", its refinement: a grid past the SMs can still leave resident slots empty)."""
+def ranking(rows: list[Shape], by: str = "sms", kind: str = "compute") -> list[Shape]:
+    """The rows of one kind (compute, or communication: ranked apart) by idle SM-time per step, largest first: by
+    blocks ÷ SMs ("sms", the lecture's first cut) or by wave fill ("wave", its refinement: a grid past the SMs can
+    still leave resident slots empty)."""
     if by not in ("sms", "wave"):
         raise ValueError(f"by must be 'sms' or 'wave', got {by!r}")
+    rows = [r for r in rows if r.kind == kind]
     if by == "sms":
         return sorted(rows, key=lambda r: -r.idle_sm_us)
     return sorted(rows, key=lambda r: -(r.idle_wave_us or 0.0))
 
 
 def idle_share(rows: list[Shape], below: float = 0.5) -> float:
-    """The share of the step's kernel time spent in launches whose blocks ÷ SMs is below `below`."""
+    """The share of the step's compute kernel time spent in launches whose blocks ÷ SMs is below `below`
+    (communication kernels are not counted: their idle SMs are not a launch-shape finding)."""
+    rows = [r for r in rows if r.kind == "compute"]
     total = sum(r.us_per_step for r in rows)
     return sum(r.us_per_step for r in rows if r.blocks / r.sm_count < below) / total if total else 0.0
 
 
 COLUMNS = ("key", "kernel", "grid", "block", "calls", "calls_per_step", "us_per_step", "share", "blocks", "threads",
            "registers", "smem", "sm_count", "sms_share", "resident", "limiter", "wave_fill", "idle_sm_us",
-           "idle_wave_us", "disagreements")
+           "idle_wave_us", "kind", "disagreements")
 
 
 def to_csv(rows: list[Shape]) -> str:
@@ -161,6 +233,9 @@ def to_json(trace: Trace, rows: list[Shape]) -> str:
                        "launches_per_step": sum(r.calls for r in rows) / trace.steps,
                        "us_per_step": sum(r.us_per_step for r in rows),
                        "idle_share_below_half": idle_share(rows),
+                       "communication_us_per_step": sum(r.us_per_step for r in rows if r.kind == "communication"),
+                       "step_times": [{"step": t.step, "wall_us": t.wall_us, "kernel_us": t.kernel_us,
+                                       "overlap_us": t.overlap_us} for t in step_times(trace)],
                        "rows": [{c: r.to_dict()[c] for c in COLUMNS} for r in rows]}, indent=1)
 
 
@@ -188,9 +263,13 @@ def short(name: str, width: int = 48) -> str:
 def lines(rows: list[Shape], steps: int, top: int = 12, by: str = "sms") -> list[str]:
     """The ranking's table: the top rows by idle SM-time (with any disagreement under its row), then the totals."""
     ranked = ranking(rows, by)[:top]
+    comm = ranking(rows, by, kind="communication")[:top]
     out = [f"{'kernel':<40} {'grid':>11} {'block':>9} {'calls':>5} {'µs/step':>8} {'share':>6} {'blk/SM':>6} "
            f"{'res':>3} {'fill':>5} {'idle µs':>8}"]
-    for r in ranked:
+    for r in ranked + comm:
+        if comm and r is comm[0]:
+            out += width.fit(f"communication, {sum(c.us_per_step for c in rows if c.kind == 'communication'):,.1f} "
+                             f"µs per step -- {COMMUNICATION_WHY}:", hang=2).split("\n")
         g, b = "x".join(map(str, r.grid)), "x".join(map(str, r.block))
         fill = "" if r.wave_fill is None else f"{r.wave_fill:.2f}"
         idle = r.idle_sm_us if by == "sms" else (r.idle_wave_us or 0.0)
@@ -210,5 +289,5 @@ def text(trace: Trace, rows: list[Shape], top: int = 12, by: str = "sms") -> str
     """The ranking as the lab prints it: the top rows by idle SM-time, then the totals."""
     head = (f"{trace.gpu.name}, {trace.gpu.sm_count} SMs; {trace.steps} step(s) from {trace.tool}; ranked by idle "
             f"SM-time ({'blocks ÷ SMs' if by == 'sms' else 'wave fill'})")
-    return "\n".join([width.fit(head, hang=2)] + lines(rows, trace.steps, top, by)
+    return "\n".join([width.fit(head, hang=2)] + lines(rows, trace.steps, top, by) + [time_line(trace)]
                      + [width.fit(f"note: {x}") for x in trace.notes])
