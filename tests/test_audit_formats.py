@@ -288,3 +288,51 @@ def test_the_time_line_is_the_median_step_or_the_unmarked_record_shared_by_its_s
     assert (s.step, s.wall_us, s.kernel_us) == (None, 445.0, 40.0)
     assert " ".join(shapes.time_line(u).split()).startswith("per step: 222.5 µs of wall time")
     assert "20.0 µs of kernel time summed" in " ".join(shapes.time_line(u).split())
+
+
+# ------------------------------------------------------------------ names that tell rows apart
+def test_a_mangled_name_is_read_as_its_function():
+    from launchlab.audit import shapes
+    assert shapes.demangle_head("_ZN8internal5gemvx6kernelIii13__nv_bfloat16fffLb1EEEvT3_") == "internal::gemvx::kernel"
+    assert shapes.demangle_head("_Z8kda_walkILi0ELb0EEvPKfS1_") == "kda_walk"
+    assert shapes.demangle_head("_ZN7cutlass13device_kernelIN2at4cuda6detailEEEvv") == "cutlass::device_kernel"
+    assert shapes.demangle_head("gemv_kernel") == "gemv_kernel"
+    assert shapes.short("_Z8kda_walkILi0ELb0EEvPKfS1_") == "kda_walk"
+
+
+def test_a_short_name_keeps_the_function_and_cuts_from_the_left():
+    from launchlab.audit import shapes
+    name = "void at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<at::native::(anonymous " \
+           "namespace)::OpaqueType<2u>, unsigned int, 4, 128, 1, 16>(int*)"
+    assert shapes.short(name, 80) == "at::native::{anonymous}::CatArrayBatchedCopy_vectorized"   # not 'at::native::'
+    assert shapes.short(name, 34) == "…" + "{anonymous}::CatArrayBatchedCopy_vectorized"[-33:]
+    assert len(shapes.short(name, 34)) == 34 and shapes.short(name, 34).endswith("BatchedCopy_vectorized")
+
+
+def test_no_two_kernels_share_a_short_name():
+    from launchlab.audit import shapes
+    a = ("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
+         "direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}> >(int, T1)")
+    b = ("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::(anonymous "
+         "namespace)::masked_fill_kernel(at::TensorIteratorBase&)> >(int, T1)")
+    c = "void at::native::reduce_kernel<512, 1>(int)"
+    d1 = "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x256_1x4x1_cga1x1x1_kernel0_0"
+    d2 = "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x128_1x4x1_cga1x1x1_kernel0_0"
+    got = shapes.short_names([a, b, c, d1, d2], 40)
+    assert got[c] == "at::native::reduce_kernel"                      # alone: its plain short name
+    # at::native::elementwise_kernel<direct_copy_kernel_cuda> is 55 characters: cut from the left to 40
+    assert got[a] == "…" + "at::native::elementwise_kernel<direct_copy_kernel_cuda>"[-39:]
+    assert got[b].endswith("<masked_fill_kernel>")
+    assert got[d1] != got[d2] and len({*got.values()}) == 5 and max(map(len, got.values())) <= 40
+    same = shapes.short_names(["void k<1>(int)", "void k<2>(int)"], 40)     # nothing but numbers differ
+    assert same == {"void k<1>(int)": "k #1", "void k<2>(int)": "k #2"}
+
+
+def test_every_row_of_the_three_models_tables_has_its_own_name():
+    from launchlab.audit import shapes
+    for f in ("llama", "deepseek_v3", "qwen3_next"):
+        t = audit.load(ROOT / "data" / "audit" / f"{f}.trace.json.gz")
+        names = {r.kernel for r in audit.table(t)}
+        got = shapes.short_names(names, 40)
+        assert len(set(got.values())) == len(names), f
+        assert not [s for s in got.values() if s.endswith("::")]                # never 'at::native::'

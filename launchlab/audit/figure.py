@@ -11,7 +11,7 @@ import textwrap
 import matplotlib.pyplot as plt
 
 from launchlab.audit.launches import Trace
-from launchlab.audit.shapes import Shape, idle_share, ranking, short
+from launchlab.audit.shapes import Shape, idle_share, ranking, short_names
 from launchlab.core import figure as _style  # noqa: F401 - the course's figure style (rcParams)
 
 IDLE, BUSY = "#d95f02", "#bdbdbd"
@@ -22,7 +22,8 @@ def idle_bars(trace: Trace | None, rows: list[Shape], top: int = 12, by: str = "
     """`trace` names the GPU (or None with `gpu`, e.g. "NVIDIA H200", for rows read back from a recording)."""
     ranked = ranking(rows, by)[:top]
     fig, ax = plt.subplots(figsize=(9.0, 0.36 * len(ranked) + 1.5))
-    labels = [f"{short(r.kernel, 34)}  {'x'.join(map(str, r.grid))} x {r.threads}" for r in ranked]
+    names = short_names([r.kernel for r in ranked], 34)
+    labels = [f"{names[r.kernel]}  {'x'.join(map(str, r.grid))} x {r.threads}" for r in ranked]
     idle = [r.idle_sm_us if by == "sms" else (r.idle_wave_us or 0.0) for r in ranked]
     busy = [r.us_per_step - i for r, i in zip(ranked, idle)]
     y = list(range(len(ranked)))

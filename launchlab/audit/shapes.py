@@ -40,14 +40,22 @@ class Shape:
     disagreements: list[str] = field(default_factory=list)
     first: int = 0                   # where its first call falls in the launch order (step 4 pairs shapes with ncu's
                                      # rows by it where two share a function and a geometry)
-    kind: str = "compute"            # or "communication" (kind_of: NCCL, NVSHMEM, DeepEP kernels, by name)
-    kind_why: str = ""               # how the kind was told
 
     @property
     def key(self) -> str:
         g = "x".join(map(str, self.grid))
         b = "x".join(map(str, self.block))
         return f"{self.kernel} grid {g} block {b}"
+
+    @property
+    def kind(self) -> str:
+        """"compute", or "communication" (kind_of: NCCL, NVSHMEM, DeepEP kernels, by name)."""
+        return kind_of(self.kernel)[0]
+
+    @property
+    def kind_why(self) -> str:
+        """How the kind was told ('' for compute)."""
+        return kind_of(self.kernel)[1]
 
     @property
     def sms_share(self) -> float:
@@ -73,7 +81,7 @@ class Shape:
         d = asdict(self)
         d.update(grid=list(self.grid), block=list(self.block), limiter=list(self.limiter), key=self.key,
                  sms_share=self.sms_share, wave_fill=self.wave_fill, idle_sm_us=self.idle_sm_us,
-                 idle_wave_us=self.idle_wave_us)
+                 idle_wave_us=self.idle_wave_us, kind=self.kind, kind_why=self.kind_why)
         return d
 
 
@@ -183,10 +191,9 @@ def table(trace: Trace) -> list[Shape]:
         if len({(x.registers, x.smem) for x in xs}) > 1:
             notes.append("registers or shared memory differ between its calls: the first call's are used")
         us = sum(x.dur_us for x in xs) / trace.steps
-        kind, why = kind_of(name)
         rows.append(Shape(name, grid, block, len(xs), len(xs) / trace.steps, us, us / total if total else 0.0,
                           first.blocks, first.threads, first.registers, first.smem, gpu.sm_count,
-                          occ.blocks_per_sm, occ.limiter, notes, order[(name, grid, block)], kind, why))
+                          occ.blocks_per_sm, occ.limiter, notes, order[(name, grid, block)]))
     return sorted(rows, key=lambda r: -r.us_per_step)
 
 
@@ -239,25 +246,125 @@ def to_json(trace: Trace, rows: list[Shape]) -> str:
                        "rows": [{c: r.to_dict()[c] for c in COLUMNS} for r in rows]}, indent=1)
 
 
-def short(name: str, width: int = 48) -> str:
-    """A kernel's name without its template arguments and parameter list, cut to `width`."""
-    n = name
-    if n.startswith("void "):
-        n = n[5:]
-    depth, out = 0, []
+GENERIC = {"at", "native", "c10", "std", "void", "const", "unsigned", "int", "long", "float", "double", "bool",
+           "char", "short", "half", "BFloat16", "Half", "detail", "cuda", "anonymous", "namespace", "lambda",
+           "operator", "TensorIteratorBase", "OpaqueType", "func_wrapper_t", "ReduceOp", "gpu_kernel_impl",
+           "gpu_kernel_impl_nocast", "Array", "char_ptr", "TrivialOffsetCalculator", "LoadWithoutCast",
+           "StoreWithoutCast", "nv_bfloat16", "__nv_bfloat16", "cutlass", "cute", "kernel", "true", "false"}
+
+
+NAMESPACES = {"at", "native", "c10", "std", "detail", "cuda", "cutlass", "cute", "anonymous", "namespace",
+              "binary_internal", "impl"}              # never the word that tells two kernels apart
+
+
+def _mangled_ids(m: str, i: int) -> list[str]:
+    """The <length><identifier> source names of an Itanium-mangled name from position i, in order."""
+    out = []
+    while i < len(m):
+        if m[i].isdigit():
+            j = i
+            while j < len(m) and m[j].isdigit():
+                j += 1
+            n = int(m[i:j])
+            if n and j + n <= len(m) and (m[j].isalpha() or m[j] == "_"):
+                out.append(m[j:j + n])
+                i = j + n
+                continue
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def demangle_head(name: str) -> str:
+    """An Itanium-mangled kernel name (CUPTI's, `_Z...`) as its qualified function name, without template arguments
+    or parameters (`_ZN8internal5gemvx6kernelIii...` -> `internal::gemvx::kernel`); any other name as it is."""
+    if not name.startswith("_Z"):
+        return name
+    i, parts = 2, []
+    nested = name[i:i + 1] == "N"
+    i += nested
+    while i < len(name):
+        while nested and i < len(name) and name[i] in "rVK":
+            i += 1
+        j = i
+        while j < len(name) and name[j].isdigit():
+            j += 1
+        if j == i:
+            break
+        n = int(name[i:j])
+        parts.append(name[j:j + n])
+        i = j + n
+        if not nested or (i < len(name) and name[i] in "IE"):
+            break
+    return "::".join(parts) if parts else name
+
+
+def _split(name: str) -> tuple[str, str]:
+    """(the function's qualified name, its template arguments' text) of a kernel name as a profiler writes it."""
+    if name.startswith("_Z"):
+        head = demangle_head(name)
+        return head, " ".join(_mangled_ids(name, 2)[head.count("::") + 1:])
+    n = name.replace("(anonymous namespace)", "{anonymous}")
+    n = n[5:] if n.startswith("void ") else n
+    depth, base, args = 0, [], []
     for ch in n:
         if ch in "<(":
             if depth == 0 and ch == "(":
                 break
             depth += 1
-            continue
-        if ch in ">)":
+            if depth == 1:
+                continue
+        elif ch in ">)":
             depth -= 1
+            if depth == 0:
+                continue
+        (base if depth == 0 else args).append(ch)
+    return ("".join(base).strip() or name), "".join(args)
+
+
+def _cut(s: str, width: int) -> str:
+    """Cut from the left: the function's own name, at the end, is what tells kernels apart."""
+    return s if len(s) <= width else "…" + s[-(width - 1):]
+
+
+def short(name: str, width: int = 48) -> str:
+    """A kernel's name without its template arguments and parameter list (demangled where mangled), cut from the
+    left to `width`."""
+    return _cut(_split(name)[0], width)
+
+
+def short_names(names, width: int = 48) -> dict[str, str]:
+    """Every name's short form, never one for two kernels: where names share a short form, each gets the first
+    word of its template arguments that the others lack (`elementwise_kernel<masked_fill_kernel>`), and a
+    number where even that is shared."""
+    names = list(dict.fromkeys(names))
+    split = {n: _split(n) for n in names}
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        groups.setdefault(_cut(split[n][0], width), []).append(n)
+    out = {}
+    for s, members in groups.items():
+        if len(members) == 1:
+            out[members[0]] = s
             continue
-        if depth == 0:
-            out.append(ch)
-    s = "".join(out).strip() or name
-    return s if len(s) <= width else s[:width - 1] + "…"
+        words = {n: re.findall(r"[A-Za-z_][A-Za-z0-9_]*", split[n][1]) for n in members}
+        for n in members:                             # a word of its own: a telling one first, else any
+            others = set().union(*(set(words[m]) for m in members if m != n))
+            own = [w for w in words[n] if w not in others and w not in NAMESPACES]
+            tell = next((w for w in own if w not in GENERIC), own[0] if own else None)
+            out[n] = _cut(f"{split[n][0]}<{tell}>", width) if tell else _cut(split[n][0], width)
+        counts: dict[str, int] = {}
+        for n in members:
+            counts[out[n]] = counts.get(out[n], 0) + 1
+        seen: dict[str, int] = {}
+        for n in members:                             # what is still shared gets a number, in the order given
+            label = out[n]
+            if counts[label] > 1:
+                seen[label] = seen.get(label, 0) + 1
+                tag = f" #{seen[label]}"
+                out[n] = _cut(label, width - len(tag)) + tag
+    return out
 
 
 def lines(rows: list[Shape], steps: int, top: int = 12, by: str = "sms") -> list[str]:
@@ -266,6 +373,7 @@ def lines(rows: list[Shape], steps: int, top: int = 12, by: str = "sms") -> list
     comm = ranking(rows, by, kind="communication")[:top]
     out = [f"{'kernel':<40} {'grid':>11} {'block':>9} {'calls':>5} {'µs/step':>8} {'share':>6} {'blk/SM':>6} "
            f"{'res':>3} {'fill':>5} {'idle µs':>8}"]
+    label = short_names([r.kernel for r in ranked + comm], 40)
     for r in ranked + comm:
         if comm and r is comm[0]:
             out += width.fit(f"communication, {sum(c.us_per_step for c in rows if c.kind == 'communication'):,.1f} "
@@ -274,7 +382,7 @@ def lines(rows: list[Shape], steps: int, top: int = 12, by: str = "sms") -> list
         fill = "" if r.wave_fill is None else f"{r.wave_fill:.2f}"
         idle = r.idle_sm_us if by == "sms" else (r.idle_wave_us or 0.0)
         calls = f"{r.calls_per_step:.0f}" if r.calls_per_step == int(r.calls_per_step) else f"{r.calls_per_step:.1f}"
-        out.append(f"{short(r.kernel, 40):<40} {g:>11} {b:>9} {calls:>5} {r.us_per_step:>8.1f} "
+        out.append(f"{label[r.kernel]:<40} {g:>11} {b:>9} {calls:>5} {r.us_per_step:>8.1f} "
                    f"{r.share:>6.1%} {r.blocks / r.sm_count:>6.2f} {r.resident:>3} {fill:>5} {idle:>8.1f}")
         for d in r.disagreements:
             out.append(f"    ! {d}")
