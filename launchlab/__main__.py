@@ -3,7 +3,7 @@
   env                        mode, banner, toolchain
   gates                      every LAUNCHLAB_* gate, its value now, and the restore set
   compile [--sass]           compile every kernel offline with NVRTC (no GPU) and print its resources
-  archs [--only ARCH] [--write]  every kernel built for sm_80 ... sm_120 (entry points, SASS) and the
+  archs [--only ARCH] [--write]  every kernel built for sm_70 ... sm_120 (entry points, SASS) and the
                              calculator's limits against NVIDIA's table (--write: data/archs/report.json)
   show FAMILY EXPR [--block N]  the CUDA source of one kernel variant, its registers and shared memory
   record [NAME ...] [--out DIR]  on a GPU: measure every section's door and write the recordings
@@ -244,7 +244,12 @@ def _audit(args) -> int:
         try:
             if command or args.trace:
                 raise sites.SitesError("--grep reads a source tree; give it without --trace or a program")
-            print(sites.report(args.grep, args.dimension))
+            sites.mentions(args.dimension, ())
+            scanned = sites.scan(args.grep)
+            print(sites.report(args.grep, args.dimension, scanned=scanned))
+            if args.json:
+                Path(args.json).write_text(sites.to_json(args.grep, args.dimension, scanned) + "\n")
+                print(f"wrote {args.json}")
         except sites.SitesError as e:
             print(f"python -m launchlab audit: {e}", file=sys.stderr)
             return 2
@@ -383,7 +388,9 @@ def parser() -> argparse.ArgumentParser:
     au.add_argument("--floors", type=int, default=0, metavar="N",
                     help="with a program to run: step 4 for the top N offenders (ncu's DRAM bytes, cold times)")
     au.add_argument("--csv", default=None, help="write every launch shape's row to this CSV file")
-    au.add_argument("--json", default=None, help="write the table and its totals to this JSON file")
+    au.add_argument("--json", default=None, help="write the table and its totals to this JSON file (with --grep: "
+                                                  "every launch site, its API, kernel, grid and whether it was "
+                                                  "followed)")
     au.add_argument("--figure", default=None, help="a PNG of idle SM-time per launch shape")
     au.add_argument("--grep", default=None, help="step 8: a source tree whose launch sites are listed, those whose "
                                                   "grid is built from --dimension marked")

@@ -45,8 +45,9 @@ def test_the_h200_constant_is_its_architectures_limits():
 
 
 def test_an_unknown_architecture_is_refused_with_the_known_ones():
-    with pytest.raises(ValueError, match=r"compute capability \(7, 5\); known: 8.0, 8.6, 8.9, 9.0, 10.0, 12.0"):
-        hardware.for_arch("T4", 40, (7, 5))
+    with pytest.raises(ValueError, match=r"compute capability \(6, 1\); known: 7.0, 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, "
+                                         r"12.0"):
+        hardware.for_arch("P40", 30, (6, 1))
 
 
 @pytest.mark.parametrize("gpu, block, regs, smem, blocks_per_sm, limiter", [
@@ -94,9 +95,18 @@ def test_a_header_initializer_that_is_not_arithmetic_is_refused():
 REPORT = json.loads(archs.REPORT.read_text())
 
 
+FULL = [a for a in hardware.ARCHS if a not in ("sm_70", "sm_75")]    # every family builds for these
+
+
 def test_the_committed_report_has_every_arch_built_and_checked():
-    assert archs.headline(REPORT) == {"archs_compiled": list(hardware.ARCHS),
+    fams = sorted(REPORT["entry_points"]["sm_90"])
+    assert archs.headline(REPORT) == {"archs_compiled": FULL, "archs_partly_built": ["sm_70", "sm_75"],
                                       "calculator_archs_checked": list(hardware.ARCHS)}
+    assert archs.partly(REPORT) == {"sm_70": {f: REPORT["builds"]["sm_70"]["cannot"][f] for f in fams},
+                                    "sm_75": {"mla_decode": REPORT["builds"]["sm_75"]["cannot"]["mla_decode"]}}
+    assert "needs sm_80" in REPORT["builds"]["sm_75"]["cannot"]["mla_decode"]
+    assert "does not target sm_70" in REPORT["builds"]["sm_70"]["cannot"]["rms_norm"]
+    assert REPORT["builds"]["sm_75"]["same_entry_points"]          # the twelve it builds: sm_90's entry points
     assert REPORT["builds"]["sm_80"]["hopper_ops_compiled_out"]            # PDL's wait and release, compiled out
     assert not REPORT["builds"]["sm_90"]["hopper_ops_compiled_out"]
 
@@ -109,9 +119,35 @@ def test_a_build_that_lost_a_kernel_or_its_body_is_not_counted():
     del builds["sm_86"][fam][dropped]
     m = next(iter(builds["sm_89"][fam]))
     builds["sm_89"][fam][m] = dict(builds["sm_89"][fam][m], instructions=3, **{"global": False})
-    cmp = archs.compare(builds)
+    cannot = {a: b["cannot"] for a, b in r["builds"].items()}
+    cmp = archs.compare(builds, cannot)
     assert not cmp["sm_86"]["same_entry_points"] and cmp["sm_89"]["trivial"] == [f"{fam}:{builds['sm_89'][fam][m]['expr']}"]
-    assert archs.compiled({"builds": cmp}) == [a for a in hardware.ARCHS if a not in ("sm_86", "sm_89")]
+    assert archs.compiled({"builds": cmp}) == [a for a in FULL if a not in ("sm_86", "sm_89")]
+    assert archs.compare(builds)["sm_75"]["same_entry_points"] is False     # a family missing, unexplained
+
+
+# what NVRTC said when a family did not build for sm_75 (ptxas, abridged from its 40 lines) and for sm_70
+PTXAS_75 = """NVRTC could not compile mla_decode.cu for sm_75:
+ptxas application ptx input, line 105; error   : Feature 'cp.async' requires .target sm_80 or higher
+ptxas application ptx input, line 733; error   : Feature 'cp.async.commit_group' requires .target sm_80 or higher
+ptxas application ptx input, line 741; error   : Feature 'cp.async.wait_group' requires .target sm_80 or higher
+ptxas application ptx input, line 6204; error   : Feature '.bf16' requires .target sm_80 or higher
+ptxas application ptx input, line 6207; error   : Feature '.m16n8k16' requires .target sm_80 or higher"""
+
+
+def test_why_a_family_does_not_build_is_said_in_a_learners_words():
+    assert archs.why_not("sm_75", PTXAS_75) == ("needs sm_80: cp.async (asynchronous copies to shared memory), "
+                                                "bf16 arithmetic, the m16n8k16 tensor-core MMA")
+    two = PTXAS_75 + "\nptxas ...; error   : Feature 'setmaxnreg' requires .target sm_90a or higher"
+    assert archs.why_not("sm_75", two).startswith("needs sm_80 / sm_90a: ")
+    other = "NVRTC could not compile x.cu for sm_75:\nx.cu(3): error: identifier \"foo\" is undefined\n"
+    assert archs.why_not("sm_75", other) == 'x.cu(3): error: identifier "foo" is undefined'
+
+
+@cccl
+def test_this_nvrtc_targets_sm_75_but_not_sm_70():
+    got = archs.supported()
+    assert "sm_75" in got and "sm_90" in got and "sm_70" not in got
 
 
 class _Build:
@@ -123,7 +159,9 @@ class _Build:
         """Built now with this machine's NVRTC: the report's entry points, each reaching global memory and keeping
         or dropping the Hopper-only instructions as recorded; instruction counts within 25 % of the report's (an
         NVRTC patch release may schedule a few instructions differently; a dropped body is far outside)."""
-        got, rec = archs.build(self.arch), REPORT["entry_points"][self.arch]
+        got, cannot = archs.build(self.arch)
+        rec = REPORT["entry_points"][self.arch]
+        assert cannot == REPORT["builds"][self.arch]["cannot"]
         assert {f: set(fns) for f, fns in got.items()} == {f: set(fns) for f, fns in rec.items()}, \
             "the build differs from data/archs/report.json: python -m launchlab archs --write"
         for f, fns in got.items():

@@ -56,18 +56,28 @@ def test_triton_tuple_and_lambda_grids_and_the_autotuned_flag(tmp_path):
     assert not any("autotuned" in f for f in s.flags)
 
 
-def test_an_indexed_call_is_a_triton_launch_only_in_a_file_that_imports_triton(tmp_path):
-    """`calls[n_head % n]()` is a list of callables indexed, not a launch; the same line beside `from triton import
-    jit` (or `import triton.language`) is read as one, and a numba file's one-subscript call is neither."""
+def test_an_indexed_call_is_a_triton_launch_only_of_a_triton_jit_function(tmp_path):
+    """`calls[n_head % n]()` is a list of callables indexed, not a launch, even in a file that imports triton;
+    `fwd[(n_head,)](x)` is one where `fwd` is decorated @triton.jit -- in this file or in another file of the tree it
+    is imported from; `self.x_proj[0](x)` and a compile cache's `cache[key](x)` are not."""
     body = textwrap.dedent("""
-        def replay(calls, n_head):
+        def replay(calls, n_head, x, cache, key):
             calls[n_head % len(calls)]()
+            fwd[(n_head,)](x)
+            cache[key](x)
         """)
     t = tree(tmp_path, {"plain.py": body, "tri.py": "from triton import jit\n" + body,
-                        "tl.py": "import triton.language as tl\n" + body, "nb.py": "import numba\n" + body})
-    got = {s.file: (s, hit) for s, hit in audit.grep(t, "head")}
-    assert set(got) == {"tri.py", "tl.py"}
-    assert all(s.kind == "triton" and hit for s, hit in got.values())
+                        "kern.py": "import triton\n\n@triton.jit(do_not_specialize=['T'])\ndef fwd(x):\n    pass\n",
+                        "nb.py": "import numba\n" + body,
+                        "model.py": "import triton\nclass M:\n    def f(self, x, n_head):\n"
+                                    "        return self.x_proj[0](x)\n"})
+    got = {(s.file, s.line): (s, hit) for s, hit in audit.grep(t, "head")}
+    fwd_line = {f: (t / f).read_text().splitlines().index("    fwd[(n_head,)](x)") + 1 for f in ("nb.py", "plain.py",
+                                                                                         "tri.py")}
+    assert sorted(got) == sorted(fwd_line.items())
+    assert all(s.kind == "triton" and s.kernel == "fwd" and hit for s, hit in got.values())
+    alone = tree(tmp_path / "one", {"tri.py": "from triton import jit\n" + body})
+    assert audit.grep(alone, "head") == []                     # fwd's @triton.jit is not in this tree
 
 
 def test_numba_takes_the_first_subscript_as_the_grid_and_cupy_rawkernels_are_found(tmp_path):
@@ -127,8 +137,8 @@ def test_what_the_grep_cannot_follow_is_said_beside_the_site(tmp_path):
             k.launch(p.grid, 128, args)
         '''})
     got = by_line(audit.grep(t, "head"))
-    assert "a parameter of helper()" in got[("h.py", 3)][0].flags[0]
-    assert "read from p.grid" in got[("h.py", 6)][0].flags[0]
+    assert "a parameter of helper()" in got[("h.py", 3)][0].unfollowed
+    assert "read from p.grid" in got[("h.py", 6)][0].unfollowed
     text = sites.report(t, "head")
     assert "what a static grep cannot see" in text and "cuBLAS" in text and "autotuned" in text
 
@@ -144,7 +154,7 @@ def test_the_course_package_every_head_site_of_its_own_audit_is_a_hit_or_flagged
     ours = [s for s, hit in audit05.grep("head") if hit and s.file.startswith("kernels/")]
     assert len(ours) >= 5
     for s in ours:
-        assert any(hit or g.flags for g, hit in by_file.get(s.file, [])), s
+        assert any(hit or g.unfollowed for g, hit in by_file.get(s.file, [])), s
     hits = {(g.file, g.function) for g, hit in gen if hit}
     assert {("kda_decode.py", "step"), ("kda_contrast.py", "step")} <= hits
 

@@ -144,6 +144,12 @@ def test_the_issues_summary_keys(data):
     assert a["offenders_with_floor"] == a["offenders"] == 15
     assert a["cupti_path_kernels"] == 1215 and a["cupti_path_agrees"] is True
     assert 0 < a["user_fix_gain_pct"] < 100 and set(a["user_fix_idle_sm_us_per_step"]) == {"A", "B"}
+    # issue 57: every NVIDIA GPU from V100 on, every launch form of today's libraries, the marks the steps came from
+    assert a["archs"] == ["sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
+    forms = ("cudaLaunchKernelEx", "cudaLaunchKernelExC", "cuLaunchKernelEx", "cutlass::launch_kernel_on_cluster",
+             "a macro whose body launches", "CuTe-DSL", "TileLang", "cuTile", "triton def grid(meta)", "<<<>>>")
+    assert all(any(f in api for api in a["grep_apis"]) for f in forms), a["grep_apis"]
+    assert a["steps_from"] == {**{m: "launchlab.audit.step" for m in MODELS}, "course_decode": "recorder's count"}
 
 
 def test_the_gain_and_the_idle_share_from_the_raw_recording(raw):

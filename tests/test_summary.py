@@ -83,10 +83,12 @@ LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): 
          ("reliability", "course_live_seconds_runs"): float,    # and issue 38's,
          ("hands", "your_turn_sections"): str, ("hands", "lab_learner_written_steps"): int,   # and issue 39's,
          ("09", "limits_without_cgroups"): str,                # and issue 56's,
-         ("audit", "models_audited"): str}                                                  # and issue 40's;
+         ("audit", "models_audited"): str,                                                  # and issue 40's;
+         ("gpus", "archs_partly_built"): str, ("audit", "archs"): str, ("audit", "grep_apis"): str}   # issue 57's
 # issue 40's figures per model (or per arm): one number for each name
 DICTS = {("audit", "launch_shapes"): int, ("audit", "idle_share_of_gpu_time"): float,
-         ("audit", "user_fix_kernel_us_per_step"): float, ("audit", "user_fix_idle_sm_us_per_step"): float}
+         ("audit", "user_fix_kernel_us_per_step"): float, ("audit", "user_fix_idle_sm_us_per_step"): float,
+         ("audit", "steps_from"): str}                  # issue 57: which mark made each record's steps
 # every other figure is a scalar
 WORDS = {("reliability", "sandbox_source")}              # a scalar in words (which bwrap): issue 38
 
@@ -110,7 +112,8 @@ def test_the_gpus_figures_as_issue_29_asks(figs):
     g = figs["gpus"]
     assert g["green_sm_counts_measured"] == [16, 32, 64, 128] and g["green_sms_respected"] is True
     assert g["archs_compiled"] == ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
-    assert g["calculator_archs_checked"] == g["archs_compiled"]
+    assert g["calculator_archs_checked"] == ["sm_70", "sm_75"] + g["archs_compiled"]     # issue 57: V100 and T4 too
+    assert g["archs_partly_built"] == ["sm_70", "sm_75"]
     assert figs["01"]["wave_step_blocks_16sm"] == 16 and figs["01"]["wave_step_blocks_132sm"] == 132
     f = figs["05"]
     assert f["kda_main_machine_share_16sm"] == 0.75 and f["kda_main_ratio_16sm"] < f["kda_main_ratio_132sm"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ class Launch:
     registers: int                     # per thread
     smem: int                          # static + dynamic shared memory per block, bytes
     stream: int
-    start_us: float
+    start_us: float                    # from the record's first kernel (whole µs), exact to its own digits
     dur_us: float
     step: int | None = None            # which marked step it ran in (None: outside every mark, or none marked)
     static_smem: int | None = None     # where the record keeps them apart (CUPTI)
@@ -65,6 +66,8 @@ class Trace:
     tool: str                          # "torch.profiler" or "cupti-python"
     source: str = ""                   # where it was read from
     notes: list[str] = field(default_factory=list)
+    steps_from: str = ""               # what made the steps: the mark read ("launchlab.audit.step", "ProfilerStep#N",
+                                       # a --mark prefix with "*"), "count given" or "recorder's count"
 
     @property
     def in_steps(self) -> list[Launch]:
@@ -111,6 +114,42 @@ NOT_NVIDIA = (("AMD", "an AMD GPU (ROCm)"), ("Radeon", "an AMD GPU (ROCm)"), ("I
               ("ARTEMIS", "a Meta MTIA accelerator"), ("MTIA", "a Meta MTIA accelerator"))
 
 
+class _Stamp(float):
+    """A JSON number with more digits than a float holds exactly -- Kineto's timestamps in µs since the epoch with
+    a fractional part (1712195495505583.123): as a float it is 0.25 µs coarse, and a step's kernel intervals then
+    overlap or part by rounding alone. The text is kept, so that times measured from the trace's own start are
+    exact (_Clock)."""
+    text: str
+
+
+def _parse_float(text: str) -> float:
+    f = float(text)
+    if len(text) <= 15 or "e" in text or "E" in text:
+        return f
+    s = _Stamp(f)
+    s.text = text
+    return s
+
+
+class _Clock:
+    """Times in µs from `origin` (a whole µs at or before the trace's first kernel), exact for _Stamp values."""
+
+    def __init__(self, values):
+        self.origin = min((self.whole(v) for v in values), default=0)
+
+    @staticmethod
+    def whole(v) -> int:
+        if isinstance(v, _Stamp) and "." in v.text:
+            return int(v.text.split(".", 1)[0])
+        return math.floor(float(v))
+
+    def __call__(self, v) -> float:
+        if isinstance(v, _Stamp) and "." in v.text:
+            whole, frac = v.text.split(".", 1)
+            return float(int(whole) - self.origin) + float("0." + frac) * (-1 if whole.startswith("-") else 1)
+        return float(v) - self.origin
+
+
 def _read_json(path) -> dict:
     p = Path(path)
     if not p.exists():
@@ -120,7 +159,7 @@ def _read_json(path) -> dict:
     raw = p.read_bytes()
     try:
         text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-        return json.loads(text)
+        return json.loads(text, parse_float=_parse_float)
     except (OSError, EOFError, zlib.error, ValueError) as e:
         why = "truncated or damaged gzip" if raw[:2] == b"\x1f\x8b" and not isinstance(e, ValueError) else str(e)
         raise AuditError(f"{p} is not a JSON record (plain or gzipped): {why}") from None
@@ -140,14 +179,14 @@ def _platform(props: list, events: list, source: str) -> None:
                          f"audit's occupancy calculator and limits are NVIDIA's, so it audits NVIDIA GPUs only")
 
 
-def _ranges(events: list, mark: str, exact: bool) -> tuple[list, str]:
+def _ranges(events: list, mark: str, exact: bool, clock) -> tuple[list, str]:
     """The step ranges named `mark` (`exact`: the whole name; else a prefix), GPU-side ranges first (a
     record_function's gpu_user_annotation), else CPU-side ones: ([(start, end)], 'gpu' or 'cpu')."""
     def named(e):
         n = str(e.get("name", ""))
         return n == mark if exact else n.startswith(mark)
     for cat, side in (("gpu_user_annotation", "gpu"), ("user_annotation", "cpu")):
-        r = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+        r = sorted((clock(e["ts"]), clock(e["ts"]) + float(e.get("dur", 0))) for e in events
                    if e.get("cat") == cat and e.get("ph", "X") == "X" and named(e) and "ts" in e)
         if r:
             return r, side
@@ -190,26 +229,27 @@ def from_torch(doc: dict, steps: int | None = None, mark: str | None = None, sou
                          f"takes it from the trace, never from the machine reading it")
     gpu = gpu_from_properties(prop)
     mine = [e for e in with_geometry if int(e["args"].get("device", 0)) == dev]
+    clock = _Clock(e["ts"] for e in mine)
     if mark is not None:
-        marks, side = _ranges(events, mark, exact=False)
-        named = f"'{mark}*'"
+        marks, side = _ranges(events, mark, exact=False, clock=clock)
+        named, steps_from = f"'{mark}*'", f"{mark}*"
         if not marks:
             raise AuditError(f"the trace has no range named '{mark}*' (a record_function or a GPU annotation)")
     else:
-        marks, side = _ranges(events, STEP_MARK, exact=True)
-        named = f"'{STEP_MARK}'"
+        marks, side = _ranges(events, STEP_MARK, exact=True, clock=clock)
+        named, steps_from = f"'{STEP_MARK}'", STEP_MARK
         if not marks:
-            marks, side = _ranges(events, PROFILER_STEP, exact=False)
-            named = f"torch.profiler's '{PROFILER_STEP}N'"
+            marks, side = _ranges(events, PROFILER_STEP, exact=False, clock=clock)
+            named, steps_from = f"torch.profiler's '{PROFILER_STEP}N'", f"{PROFILER_STEP}N"
     launch_ts = {}
     if side == "cpu":
         for e in events:
             c = e.get("args", {}).get("correlation") if isinstance(e.get("args"), dict) else None
             if e.get("cat") in RUNTIME_CATS and c is not None and "ts" in e:
-                launch_ts[c] = float(e["ts"])
+                launch_ts[c] = clock(e["ts"])
 
     def step_of(e) -> int | None:
-        ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
+        ts, dur = clock(e["ts"]), float(e.get("dur", 0.0))
         if side == "gpu":
             return next((i for i, (s, t) in enumerate(marks) if s <= ts and ts + dur <= t), None)
         at = launch_ts.get(e["args"].get("correlation"))
@@ -222,7 +262,7 @@ def from_torch(doc: dict, steps: int | None = None, mark: str | None = None, sou
         launches.append(Launch(
             str(e.get("name", "")), _dims(a.get("grid"), "grid"), _dims(a.get("block"), "block"),
             int(a.get("registers per thread", 0)), int(a.get("shared memory", 0)), int(a.get("stream", 0)),
-            float(e["ts"]), float(e.get("dur", 0.0)), step_of(e) if marks else None,
+            clock(e["ts"]), float(e.get("dur", 0.0)), step_of(e) if marks else None,
             reported_blocks_per_sm=None if bps in (None, "inf") else float(bps),
             reported_occupancy_pct=a.get("est. achieved occupancy %")))
     notes = []
@@ -249,7 +289,8 @@ def from_torch(doc: dict, steps: int | None = None, mark: str | None = None, sou
         notes.append(f"{odd} trace events that are not objects were skipped")
     if len(devices) > 1:
         notes.append(f"GPU {dev} of {devices}")
-    return Trace(gpu, sorted(launches, key=lambda x: x.start_us), n, "torch.profiler", source, notes)
+    return Trace(gpu, sorted(launches, key=lambda x: x.start_us), n, "torch.profiler", source, notes,
+                 steps_from if marks else "count given")
 
 
 def from_cupti(doc: dict, source: str = "") -> Trace:
@@ -269,14 +310,16 @@ def from_cupti(doc: dict, source: str = "") -> Trace:
     if steps < 1:
         raise AuditError(f"steps must be at least 1, got {steps}")
     out = []
+    origin = min(int(r.get("start", 0)) for r in recs)        # ns: as µs since the epoch a float is 0.25 µs coarse
     for r in recs:
         s, d = int(r.get("static_shared_memory", 0)), int(r.get("dynamic_shared_memory", 0))
         out.append(Launch(str(r["name"]), _dims([r["grid_x"], r["grid_y"], r["grid_z"]], "grid"),
                           _dims([r["block_x"], r["block_y"], r["block_z"]], "block"),
                           int(r.get("registers_per_thread", 0)), s + d, int(r.get("stream_id", 0)),
-                          r["start"] / 1e3, (r["end"] - r["start"]) / 1e3, None, s, d,
+                          (int(r["start"]) - origin) / 1e3, (r["end"] - r["start"]) / 1e3, None, s, d,
                           graph_id=int(r.get("graph_id", 0))))
-    return Trace(gpu, sorted(out, key=lambda x: x.start_us), steps, "cupti-python", source)
+    return Trace(gpu, sorted(out, key=lambda x: x.start_us), steps, "cupti-python", source,
+                 steps_from="recorder's count")
 
 
 def load(path, steps: int | None = None, mark: str | None = None, device: int | None = None) -> Trace:

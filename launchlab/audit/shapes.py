@@ -116,7 +116,7 @@ class StepTime:
 
     @property
     def overlap_us(self) -> float:
-        return self.kernel_us - self.busy_us
+        return max(0.0, self.kernel_us - self.busy_us)       # >= 0; rounding of a sum never shows as "-0.0"
 
 
 def step_times(trace: Trace) -> list[StepTime]:
@@ -141,12 +141,11 @@ def step_times(trace: Trace) -> list[StepTime]:
 
 
 def time_line(trace: Trace) -> str:
-    """The step's time as the GPU spent it, per step (the median over the steps)."""
-    import statistics
+    """The step's time as the GPU spent it, per step: the mean over the steps, as the table's µs per step is (a
+    record without marked steps: its one span divided by the steps it was said to hold)."""
     st = step_times(trace)
     per = len(st) if all(s.step is not None for s in st) else trace.steps
-    f = (lambda v: statistics.median(v)) if per == len(st) else (lambda v: sum(v) / per)
-    wall, kern, over = (f([getattr(s, a) for s in st]) for a in ("wall_us", "kernel_us", "overlap_us"))
+    wall, kern, over = (sum(getattr(s, a) for s in st) / per for a in ("wall_us", "kernel_us", "overlap_us"))
     return width.fit(f"per step: {wall:,.1f} µs of wall time from the first kernel's start to the last one's end; "
                      f"{kern:,.1f} µs of kernel time summed over the streams, {over:,.1f} µs of it beside another "
                      f"kernel", hang=2)
@@ -236,7 +235,7 @@ def to_csv(rows: list[Shape]) -> str:
 
 def to_json(trace: Trace, rows: list[Shape]) -> str:
     return json.dumps({"gpu": trace.gpu.name, "sm_count": trace.gpu.sm_count, "steps": trace.steps,
-                       "tool": trace.tool, "source": trace.source, "notes": trace.notes,
+                       "steps_from": trace.steps_from, "tool": trace.tool, "source": trace.source, "notes": trace.notes,
                        "launches_per_step": sum(r.calls for r in rows) / trace.steps,
                        "us_per_step": sum(r.us_per_step for r in rows),
                        "idle_share_below_half": idle_share(rows),

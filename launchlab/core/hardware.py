@@ -56,9 +56,12 @@ H200 = GPUSpec(name="NVIDIA H200", sm_count=132, compute_capability=(9, 0), l2_b
 # Specifications per Compute Capability", whose machine-readable copy is CCCL's cuda/__device/arch_traits.h
 # (tests/test_archs.py reads that header from NVIDIA's nvidia-cuda-cccl wheel and compares, field by field).
 # compute capability -> (threads per SM, blocks per SM, shared memory per SM in KiB); every one of them also has
-# 64 Ki registers per SM and per block, 1024 threads per block, 1 KiB of shared memory reserved per block, and an
-# opt-in block limit of the SM's shared memory less that reserve.
+# 64 Ki registers per SM and per block and 1024 threads per block. From sm_80 on the runtime reserves 1 KiB of
+# shared memory per block (RESERVED_FROM); before it, none. The opt-in block limit is the SM's shared memory
+# less that reserve.
 ARCH_LIMITS: dict[tuple[int, int], tuple[int, int, int]] = {
+    (7, 0): (2048, 32, 96),      # V100
+    (7, 5): (1024, 16, 64),      # T4 (Colab's GPU), RTX 20
     (8, 0): (2048, 32, 164),     # A100
     (8, 6): (1536, 16, 100),     # RTX 30, A40, A10
     (8, 9): (1536, 24, 100),     # L4, L40, RTX 40
@@ -66,20 +69,24 @@ ARCH_LIMITS: dict[tuple[int, int], tuple[int, int, int]] = {
     (10, 0): (2048, 32, 228),    # B200
     (12, 0): (1536, 24, 100),    # RTX 50, RTX PRO Blackwell (CCCL 13.3's header: 24 blocks; earlier ones said 32)
 }
-ARCHS = {f"sm_{a}{b}": (a, b) for a, b in ARCH_LIMITS}         # the course's kernels compile for each
+RESERVED_FROM, RESERVED_SMEM = (8, 0), 1024
+ARCHS = {f"sm_{a}{b}": (a, b) for a, b in ARCH_LIMITS}         # the calculator knows each; archs builds for each
 
 
 def for_arch(name: str, sm_count: int, compute_capability: tuple[int, int], l2_bytes: int = 0) -> GPUSpec:
     """A GPU of `sm_count` SMs with its architecture's published limits (ARCH_LIMITS)."""
+    cc = tuple(compute_capability)
     try:
-        threads, blocks, smem_kib = ARCH_LIMITS[tuple(compute_capability)]
+        threads, blocks, smem_kib = ARCH_LIMITS[cc]
     except KeyError:
         known = ", ".join(f"{a}.{b}" for a, b in ARCH_LIMITS)
         raise ValueError(f"no published limits here for compute capability {compute_capability}; known: {known}") \
             from None
-    return GPUSpec(name=name, sm_count=sm_count, compute_capability=tuple(compute_capability),
+    reserved = RESERVED_SMEM if cc >= RESERVED_FROM else 0
+    return GPUSpec(name=name, sm_count=sm_count, compute_capability=cc,
                    max_threads_per_sm=threads, max_blocks_per_sm=blocks, smem_per_sm=smem_kib * 1024,
-                   smem_per_block_optin=smem_kib * 1024 - 1024, l2_bytes=l2_bytes)
+                   smem_per_block_optin=smem_kib * 1024 - reserved, reserved_smem_per_block=reserved,
+                   l2_bytes=l2_bytes)
 
 
 # The GPUs learners have (issue 29): an SM count is the product's, the limits are its architecture's.

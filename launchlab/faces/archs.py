@@ -4,9 +4,11 @@ occupancy calculator's limits against NVIDIA's published table. No GPU needed.
     python -m launchlab archs            # the table: per architecture, families, entry points, SASS
     python -m launchlab archs --write    # ... and write data/archs/report.json (the summary's "gpus" reads it)
 
-Builds. Every kernel family is compiled with NVRTC (the wheel; no nvcc) for sm_80, sm_86, sm_89, sm_90, sm_100
-and sm_120 (hardware.ARCHS), with the same name expressions as the course's sm_90 build. For each
-architecture the report keeps: the entry points (mangled names) -- they must be the sm_90 build's, one for
+Builds. Every kernel family is compiled with NVRTC (the wheel; no nvcc) for sm_70, sm_75, sm_80, sm_86, sm_89,
+sm_90, sm_100 and sm_120 (hardware.ARCHS), with the same name expressions as the course's sm_90 build. A family
+that cannot build for an architecture is named with NVRTC's reason in a learner's words (sm_75: MLA's bf16
+tensor-core MMA and cp.async need sm_80; sm_70: CUDA 13's NVRTC no longer targets Volta). For each architecture
+the report keeps: the entry points (mangled names) -- they must be the sm_90 build's, one for
 one -- and, per entry point, its SASS instruction count and whether it reaches global memory (a load, store or
 atomic). "Non-trivial" is both: at least MIN_INSTRUCTIONS instructions and a global access, so a kernel whose
 body the compiler dropped (an architecture #if gone wrong) fails. Where an architecture compiles a Hopper
@@ -28,7 +30,7 @@ import sys
 from pathlib import Path
 
 from launchlab import sections
-from launchlab.core import compiler, hardware, paths, sass, sources
+from launchlab.core import compiler, hardware, paths, sass, sources, width
 
 REPORT = paths.ROOT / "data" / "archs" / "report.json"
 BASE = "sm_90"                      # the course's build, recorded on the H200
@@ -38,12 +40,49 @@ HOPPER_ONLY = ("ACQBULK", "PREEXIT")     # griddepcontrol.wait / .launch_depende
 
 
 # ------------------------------------------------------------------ builds
-def build(arch: str) -> dict:
-    """{family: {entry point: {"instructions": n, "global": bool, "hopper_ops": [...]}}} for one architecture."""
+# What ptxas names when a kernel uses an instruction an architecture lacks, in a learner's words.
+FEATURES = {".bf16": "bf16 arithmetic", ".m16n8k16": "the m16n8k16 tensor-core MMA",
+            "cp.async": "cp.async (asynchronous copies to shared memory)"}
+_FEATURE = re.compile(r"Feature '([^']+)' requires \.target (sm_\d+[a-z]?)")
+
+
+def supported() -> list[str]:
+    """The architectures this NVRTC compiles for (nvrtcGetSupportedArchs)."""
+    _, found = compiler._nvrtc().nvrtcGetSupportedArchs()
+    return [f"sm_{a}" for a in found]
+
+
+def why_not(arch: str, error: str) -> str:
+    """Why a family does not build for `arch`, in one line, from NVRTC's own error."""
+    found = list(dict.fromkeys(_FEATURE.findall(error)))          # in the order NVRTC met them
+    if found:
+        need = sorted({t for _, t in found}, key=lambda t: (int(re.match(r"\d+", t[3:]).group()), t))
+        names = list(dict.fromkeys(FEATURES.get("cp.async" if f.startswith("cp.async") else f, f) for f, _ in found))
+        return f"needs {' / '.join(need)}: {', '.join(names)}"
+    first = next((ln.strip() for ln in error.splitlines()[1:] if ln.strip()), error.strip())
+    return first[:160]
+
+
+def build(arch: str) -> tuple[dict, dict]:
+    """({family: {entry point: {"instructions": n, "global": bool, "hopper_ops": [...]}}}, {family: why it does
+    not build}) for one architecture. An architecture this NVRTC does not target builds nothing, said once per
+    family."""
     sections.all()                          # the families sections declare, beside the course's own
     out: dict[str, dict] = {}
-    for fam in sources.all_families():
-        b = compiler.compile_offline(fam, arch)
+    cannot: dict[str, str] = {}
+    fams = sources.all_families()
+    targets = supported()
+    if arch not in targets:
+        v = ".".join(map(str, compiler.nvrtc_version()))
+        why = (f"NVRTC {v} does not target {arch} (it targets {targets[0]} to {targets[-1]}); "
+               f"CUDA 12's NVRTC does")
+        return {}, {fam: why for fam in fams}
+    for fam in fams:
+        try:
+            b = compiler.compile_offline(fam, arch)
+        except compiler.KernelError as e:
+            cannot[fam] = why_not(arch, str(e))
+            continue
         listing = b.sass()
         fns = {}
         for expr, mangled in sorted(b.lowered.items()):
@@ -51,34 +90,43 @@ def build(arch: str) -> dict:
             fns[mangled] = {"expr": expr, "instructions": len(ops), "global": any(GLOBAL.match(o) for o in ops),
                             "hopper_ops": sorted({o.split(".")[0] for o in ops} & set(HOPPER_ONLY))}
         out[fam] = fns
-    return out
+    return out, cannot
 
 
 def nontrivial(fn: dict) -> bool:
     return fn["instructions"] >= MIN_INSTRUCTIONS and fn["global"]
 
 
-def compare(builds: dict[str, dict]) -> dict[str, dict]:
-    """Per architecture: families, entry points, whether they are the sm_90 build's, the trivial ones, and the
-    entry points whose Hopper-only instructions it compiles out."""
-    base = builds[BASE]
+def compare(builds: dict[str, dict], cannot: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Per architecture: families, entry points, whether they are the sm_90 build's (for the families it builds),
+    the trivial ones, the entry points whose Hopper-only instructions it compiles out, and the families it cannot
+    build with the reason."""
+    base, cannot = builds[BASE], cannot or {}
     out = {}
     for arch, fams in builds.items():
+        skip = cannot.get(arch, {})
         names = {(f, m) for f, fns in fams.items() for m in fns}
-        base_names = {(f, m) for f, fns in base.items() for m in fns}
+        base_names = {(f, m) for f, fns in base.items() for m in fns if f not in skip}
         trivial = sorted(f"{f}:{fn['expr']}" for f, fns in fams.items() for fn in fns.values() if not nontrivial(fn))
         dropped = sorted(f"{f}:{fn['expr']}" for f, fns in fams.items() for m, fn in fns.items()
                          if base.get(f, {}).get(m, {}).get("hopper_ops") and not fn["hopper_ops"])
         out[arch] = {"families": len(fams), "entry_points": len(names), "same_entry_points": names == base_names,
-                     "trivial": trivial, "hopper_ops_compiled_out": dropped,
-                     "min_instructions": min(fn["instructions"] for fns in fams.values() for fn in fns.values())}
+                     "trivial": trivial, "hopper_ops_compiled_out": dropped, "cannot": dict(sorted(skip.items())),
+                     "min_instructions": min((fn["instructions"] for fns in fams.values() for fn in fns.values()),
+                                             default=0)}
     return out
 
 
 def compiled(report: dict) -> list[str]:
     """The architectures every kernel built for with the sm_90 build's entry points, none trivial."""
     b = report["builds"]
-    return [a for a in hardware.ARCHS if a in b and b[a]["same_entry_points"] and not b[a]["trivial"]]
+    return [a for a in hardware.ARCHS if a in b and b[a]["same_entry_points"] and not b[a]["trivial"]
+            and not b[a].get("cannot")]
+
+
+def partly(report: dict) -> dict[str, dict[str, str]]:
+    """{arch: {family: why}} for the architectures some family does not build for."""
+    return {a: b["cannot"] for a, b in report["builds"].items() if b.get("cannot")}
 
 
 # ------------------------------------------------------------------ the calculator against NVIDIA's table
@@ -149,11 +197,12 @@ def report(only: list[str] | None = None) -> dict:
     unknown = sorted(set(only or ()) - set(hardware.ARCHS))
     if unknown:
         raise ValueError(f"no architecture {', '.join(unknown)} here; the course targets {', '.join(hardware.ARCHS)}")
-    builds = {arch: build(arch) for arch in hardware.ARCHS if not only or arch in only or arch == BASE}
+    made = {arch: build(arch) for arch in hardware.ARCHS if not only or arch in only or arch == BASE}
+    builds = {a: m[0] for a, m in made.items()}
     diffs = calculator_differences()
     return {"nvrtc": ".".join(map(str, compiler.nvrtc_version())),
             "cccl": importlib.metadata.version("nvidia-cuda-cccl"),
-            "builds": compare(builds),
+            "builds": compare(builds, {a: m[1] for a, m in made.items()}),
             "calculator": {a: d for a, d in diffs.items() if a in builds},
             "entry_points": {a: {f: {m: fn for m, fn in fns.items()} for f, fns in b.items()}
                              for a, b in builds.items()}}
@@ -169,6 +218,7 @@ def load(path: Path = REPORT) -> dict:
 def headline(r: dict | None = None) -> dict:
     r = load() if r is None else r
     return {"archs_compiled": compiled(r),
+            "archs_partly_built": sorted(partly(r), key=lambda a: hardware.ARCHS[a]),
             "calculator_archs_checked": sorted((a for a, d in r["calculator"].items() if not d),
                                                key=lambda a: hardware.ARCHS[a])}
 
@@ -182,8 +232,16 @@ def table(r: dict) -> str:
         calc = "agrees" if not r["calculator"][a] else "; ".join(r["calculator"][a])
         n = len(b["hopper_ops_compiled_out"])
         out = f"{n} entry points (PDL's griddepcontrol)" if n else "-"
-        rows.append(f"{a:<7} {b['families']:>8} {b['entry_points']:>12} {str(b['same_entry_points']):>8} "
+        same = str(b["same_entry_points"]) if b["families"] else "-"
+        rows.append(f"{a:<7} {b['families']:>8} {b['entry_points']:>12} {same:>8} "
                     f"{b['min_instructions']:>12} {len(b['trivial']):>7}  {calc:<11} {out}")
+    for a, c in partly(r).items():
+        whys: dict[str, list[str]] = {}
+        for fam, why in c.items():
+            whys.setdefault(why, []).append(fam)
+        for why, fams in whys.items():
+            what = "nothing built" if not r["builds"][a]["families"] else f"{', '.join(fams)} not built"
+            rows.append(width.fit(f"{a}: {what} -- {why}", hang=4))
     return "\n".join(rows)
 
 
@@ -201,5 +259,6 @@ def main(write: bool = False, only: list[str] | None = None) -> int:
         REPORT.parent.mkdir(parents=True, exist_ok=True)
         REPORT.write_text(json.dumps(r, indent=1, sort_keys=True) + "\n")
         print(f"wrote {REPORT.relative_to(paths.ROOT)}")
-    ok = len(compiled(r)) == len(r["builds"]) and not any(r["calculator"].values())
+    ok = all(r["builds"][a]["same_entry_points"] and not r["builds"][a]["trivial"] for a in r["builds"]) \
+        and not any(r["calculator"].values())
     return 0 if ok else 1

@@ -9,6 +9,8 @@ builds for.
                                ("01" wave_slices_respected and "05" kda_slices_respected)
     archs_compiled             the architectures every kernel builds for, with the sm_90 build's entry points
                                and non-trivial SASS (data/archs/report.json, `python -m launchlab archs --write`)
+    archs_partly_built         the architectures some kernel family cannot be built for (sm_75: MLA's decode,
+                               whose bf16 MMA and cp.async need sm_80; sm_70: CUDA 13's NVRTC targets sm_75 on)
     calculator_archs_checked   the architectures whose occupancy-calculator limits equal NVIDIA's table
 """
 from __future__ import annotations

@@ -74,6 +74,8 @@ def _figures(data_dir=None) -> dict:
         if "presenter" in r:                          # the section decks, live and static (issue 28)
             out["presenter"] = dict(r["presenter"])
     out["gpus"] = gpus.headline(out)               # the slices measured, the architectures built (issue 29)
+    if "audit" in out:                                # the GPUs whose traces the audit reads with checked limits
+        out["audit"]["archs"] = out["gpus"]["calculator_archs_checked"]
     out["architecture"] = architecture.headline()     # measured from the package's tree, not a recording
     out["course"] = reading.headline()                # measured from the committed notebooks
     out["reading"] = page.headline()                  # what the committed outputs put on the screen (issue 41)

@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from launchlab.audit import crosscheck, floors, profilers, shapes
+from launchlab.audit import crosscheck, floors, launches, profilers, shapes, sites
 from launchlab.audit.floors import Floor
 from launchlab.audit.shapes import Shape
 from launchlab.core import gates, mode, paths, recordings, width
@@ -373,9 +373,23 @@ data = DOOR.data
 recorded = DOOR.recorded
 
 
+def steps_from(d: AuditData) -> dict:
+    """What made each committed record's steps, read from the record as the audit reads it: the mark (a model's
+    torch.profiler trace), or the recorder's count (the course's CUPTI record)."""
+    out = {m.name: launches.load(NCU_DIR / f"{m.name}.trace.json.gz").steps_from for m in d.models}
+    cupti = NCU_DIR / "course_decode.cupti.json.gz"
+    if cupti.exists():
+        out["course_decode"] = launches.load(cupti).steps_from
+    return out
+
+
 def headline(d: AuditData) -> dict:
+    """The summary's "audit" (its "archs", the architectures whose limits the calculator has checked against
+    NVIDIA's table, is added by faces.summary, which reads that check's report)."""
     fix = d.fix.at[0].gain * 100 if d.fix and d.fix.at else None
     return {"models_audited": [m.name for m in d.models],
+            "grep_apis": list(sites.GREP_APIS),
+            "steps_from": steps_from(d),
             "launch_shapes": {m.name: len(m.rows) for m in d.models},
             "idle_share_of_gpu_time": {m.name: round(100 * m.idle_share, 1) for m in d.models},
             "offenders": len(d.offenders),
