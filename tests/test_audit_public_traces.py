@@ -16,6 +16,7 @@ from launchlab.core import hardware, occupancy
 TRACES = Path(__file__).parent / "data" / "traces"
 V100 = TRACES / "hta_v100_ns_resolution.trace.json.gz"
 MI250 = TRACES / "hta_mi250_rocm.trace.json.gz"
+RANGES = TRACES / "hta_a100_cupti_range_profiler.trace.json.gz"
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +128,37 @@ def test_the_calculator_on_volta_and_turing_worked_by_hand(cc, block, smem, expe
 def test_a_block_one_byte_over_the_opt_in_limit_cannot_launch(cc, smem):
     gpu = hardware.for_arch("x", 40, cc)
     assert occupancy.occupancy(128, 32, smem, gpu).blocks_per_sm == 0
+
+
+def test_a_range_profiler_trace_is_told_what_it_holds_and_how_to_record_one():
+    """An A100 trace of CUPTI's range profiler: 77 `cuda_profiler_range` events (FLOP counters per kernel), no
+    kernel activity. It used to be told it launched nothing."""
+    doc = json.loads(gzip.decompress(RANGES.read_bytes()))
+    assert not [e for e in doc["traceEvents"] if e.get("cat") in ("kernel", "Kernel")]
+    assert sum(e.get("cat") == "cuda_profiler_range" for e in doc["traceEvents"]) == 77
+    with pytest.raises(audit.AuditError, match=r"CUPTI range-profiler events .*ProfilerActivity\.CUDA\]"):
+        audit.load(RANGES)
+
+
+def _mtia_like(tmp_path, late: bool, kernels: bool):
+    """An MTIA-shaped trace (no deviceProperties, `mtia_*` categories; Holistic Trace Analysis' 87 MB one has
+    its first mtia event after 100,000 others)."""
+    ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": i, "dur": 1} for i in range(120_000 if late else 3)]
+    ev.append({"ph": "X", "cat": "mtia_runtime", "name": "launch", "ts": 5, "dur": 1})
+    if kernels:
+        ev.append({"ph": "X", "cat": "kernel", "name": "k", "ts": 6, "dur": 1,
+                   "args": {"device": 0, "grid": [1, 1, 1], "block": [32, 1, 1]}})
+    p = tmp_path / "mtia.json"
+    p.write_text(json.dumps({"traceEvents": ev, "deviceProperties": []}))
+    return p
+
+
+def test_an_mtia_trace_is_refused_by_name_before_it_is_parsed(tmp_path, monkeypatch):
+    parsed = []
+    real = json.loads
+    monkeypatch.setattr(audit.launches.json, "loads", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    with pytest.raises(audit.AuditError, match="Meta MTIA accelerator"):
+        audit.load(_mtia_like(tmp_path, late=True, kernels=False))
+    assert parsed == []                                   # no Python objects made of it
+    with pytest.raises(audit.AuditError, match="Meta MTIA accelerator"):   # past the first 100,000 events too
+        audit.launches.from_torch(real(_mtia_like(tmp_path, late=True, kernels=True).read_text()))

@@ -172,9 +172,9 @@ def test_cell_matching_is_linear_on_the_issue_s_cells(source):
     assert time.perf_counter() - t0 < 0.5
 
 
-def test_no_grader_side_read_holds_the_gil_long_enough_to_starve_a_neighbour():
-    """A heartbeat thread ticks every 5 ms while every grader-side reader takes its worst input at its limit; the
-    longest gap between its ticks is how long a neighbour's grading (its pump, its deadline) could be starved."""
+def _longest_gap_while_reading() -> float:
+    """A heartbeat thread ticks every 5 ms while every grader-side reader takes its worst input at its limit: the
+    longest gap between its ticks."""
     gaps, stop = [], threading.Event()
 
     def beat():
@@ -200,7 +200,17 @@ def test_no_grader_side_read_holds_the_gil_long_enough_to_starve_a_neighbour():
     finally:
         stop.set()
         t.join()
-    assert max(gaps) < 0.5, f"the GIL was held {max(gaps):.2f} s"
+    return max(gaps)
+
+
+def test_no_grader_side_read_holds_the_gil_long_enough_to_starve_a_neighbour():
+    """How long a neighbour's grading (its pump, its deadline) could be starved: under 0.5 s. A reader that holds
+    the GIL does so on every run; a loaded 2-CPU machine can also pause the heartbeat once (0.52 s seen while two
+    test suites ran side by side), so a gap over the bound is measured once more and the shorter one counts."""
+    gap = _longest_gap_while_reading()
+    if gap >= 0.5:
+        gap = min(gap, _longest_gap_while_reading())
+    assert gap < 0.5, f"the GIL was held {gap:.2f} s"
 
 
 def test_a_line_is_parsed_up_to_max_values_and_skipped_past_them():

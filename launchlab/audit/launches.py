@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,7 @@ def gpu_from_properties(p: dict) -> hardware.GPUSpec:
 KERNEL_CATS = ("kernel", "Kernel")                  # "Kernel": older Kineto traces
 RUNTIME_CATS = ("cuda_runtime", "cuda_driver", "Runtime")
 PROFILER_STEP = "ProfilerStep#"                     # torch.profiler's schedule: one CPU range per step
+NVIDIA_ONLY = "the audit's occupancy calculator and limits are NVIDIA's, so it audits NVIDIA GPUs only"
 NOT_NVIDIA = (("AMD", "an AMD GPU (ROCm)"), ("Radeon", "an AMD GPU (ROCm)"), ("Instinct", "an AMD GPU (ROCm)"),
               ("ARTEMIS", "a Meta MTIA accelerator"), ("MTIA", "a Meta MTIA accelerator"))
 
@@ -159,6 +161,12 @@ def _read_json(path) -> dict:
     raw = p.read_bytes()
     try:
         text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    except (OSError, EOFError, zlib.error) as e:
+        raise AuditError(f"{p} is not a JSON record (plain or gzipped): truncated or damaged gzip ({e})") from None
+    if re.search(rb'"cat":\s*"mtia_', text) and not re.search(rb'"cat":\s*"[Kk]ernel"', text):
+        # refused before parsing: an 87 MB MTIA trace takes 670 MB as Python objects
+        raise AuditError(f"{p} was recorded on a Meta MTIA accelerator (mtia_* events): {NVIDIA_ONLY}")
+    try:
         return json.loads(text, parse_float=_parse_float)
     except (OSError, EOFError, zlib.error, ValueError) as e:
         why = "truncated or damaged gzip" if raw[:2] == b"\x1f\x8b" and not isinstance(e, ValueError) else str(e)
@@ -172,11 +180,10 @@ def _platform(props: list, events: list, source: str) -> None:
         name = str(p.get("name", ""))
         for word, what in NOT_NVIDIA:
             if word.lower() in name.lower():
-                raise AuditError(f"{source or 'the trace'} was recorded on {what} ('{name}'): the audit's occupancy "
-                                 f"calculator and limits are NVIDIA's, so it audits NVIDIA GPUs only")
-    if any(isinstance(e, dict) and str(e.get("cat", "")).startswith("mtia") for e in events[:100000]):
-        raise AuditError(f"{source or 'the trace'} was recorded on a Meta MTIA accelerator (mtia_* events): the "
-                         f"audit's occupancy calculator and limits are NVIDIA's, so it audits NVIDIA GPUs only")
+                raise AuditError(f"{source or 'the trace'} was recorded on {what} ('{name}'): {NVIDIA_ONLY}")
+    if any(isinstance(e, dict) and str(e.get("cat", "")).startswith("mtia") for e in events):
+        raise AuditError(f"{source or 'the trace'} was recorded on a Meta MTIA accelerator (mtia_* events): "
+                         f"{NVIDIA_ONLY}")
 
 
 def _ranges(events: list, mark: str, exact: bool, clock) -> tuple[list, str]:
@@ -208,6 +215,10 @@ def from_torch(doc: dict, steps: int | None = None, mark: str | None = None, sou
     props = [p for p in (doc.get("deviceProperties") or []) if isinstance(p, dict)]
     _platform(props, events, source)
     kernels = [e for e in events if e.get("cat") in KERNEL_CATS and e.get("ph") == "X" and "ts" in e]
+    if not kernels and any(e.get("cat") == "cuda_profiler_range" for e in events):
+        raise AuditError(f"{source or 'the trace'} holds CUPTI range-profiler events (cuda_profiler_range: metrics "
+                         f"per kernel, no launch geometry), not kernel activity: record again with "
+                         f"torch.profiler's activities=[ProfilerActivity.CUDA] and no profiler_metrics")
     if not kernels:
         raise AuditError(f"{source or 'the trace'} holds no kernel launch: the profiled code launched none on the "
                          f"GPU, or the profiler ran without ProfilerActivity.CUDA")
