@@ -30,3 +30,7 @@ LAYERS = {
     "sections": "one folder per lecture section",
     "faces": "what learners, instructors and maintainers touch",
 }
+
+from launchlab.core import refusal as _refusal  # noqa: E402 -- in a notebook, refusals shown as a box
+
+_refusal.in_a_notebook()

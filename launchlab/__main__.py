@@ -3,6 +3,8 @@
   env                        mode, banner, toolchain
   gates                      every LAUNCHLAB_* gate, its value now, and the restore set
   compile [--sass]           compile every kernel offline with NVRTC (no GPU) and print its resources
+  refusals [--write] [--only NB]  each your-turn cell and the lab's plan written wrong, run in a notebook: the
+                             refusal box and its lines (--write: data/reading/refusals.json)
   archs [--only ARCH] [--write]  every kernel built for sm_70 ... sm_120 (entry points, SASS) and the
                              calculator's limits against NVIDIA's table (--write: data/archs/report.json)
   show FAMILY EXPR [--block N]  the CUDA source of one kernel variant, its registers and shared memory
@@ -86,6 +88,11 @@ def _compile(args) -> int:
 def _archs(args) -> int:
     from launchlab.faces import archs
     return archs.main(write=args.write, only=args.only)
+
+
+def _refusals(args) -> int:
+    from launchlab.faces import refusals
+    return refusals.main(write_report=args.write, names=args.only)
 
 
 def _show(args) -> int:
@@ -313,6 +320,12 @@ def parser() -> argparse.ArgumentParser:
     ar.add_argument("--write", action="store_true", help="also write data/archs/report.json")
     ar.add_argument("--only", action="append", default=None, help="build only this architecture (and sm_90)")
     ar.set_defaults(fn=_archs)
+    rf = sub.add_parser("refusals", help="every your-turn cell and the lab's plan written wrong, run in a notebook "
+                                         "(replay): what the learner sees, in lines")
+    rf.add_argument("--write", action="store_true", help="also write data/reading/refusals.json (the summary's "
+                                                         "hands.refusal_lines_max)")
+    rf.add_argument("--only", action="append", default=None, help="only the notebooks whose name holds this")
+    rf.set_defaults(fn=_refusals)
     sh = sub.add_parser("show", help="the CUDA source of one kernel variant")
     sh.add_argument("family")
     sh.add_argument("expr")

@@ -17,7 +17,7 @@ KEY, NAME, TITLE = "90", "scale_demo", "§90 a section made from the template"
 FOLDER = f"launchlab/sections/s{KEY}_{NAME}"
 COPIED = ("launchlab", "kernels", "notebooks", "lab_solutions", "docs", "tests/nbval_sanitize.cfg", "pyproject.toml",
           "data/recordings", "data/grading", "data/hub", "data/course", "data/browser", "data/reliability",
-          "data/sanitizer", "data/release", "data/archs")
+          "data/sanitizer", "data/release", "data/archs", "data/audit", "data/reading")
 
 
 def _git(cwd, *args):

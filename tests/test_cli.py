@@ -43,6 +43,7 @@ CASES = {
     "glossary": ([], 0, "first uses in the notebooks not linked"),
     "site": (["--stage"], 0, "staged 17 pages into build/site-src"),
     "audit": (["--trace", "data/audit/llama.trace.json.gz", "--top", "3"], 0, "44 launch shapes, 202 launches"),
+    "refusals": (["--only", "02a_"], 0, "longest refusal: 5 visible lines"),
 }
 
 

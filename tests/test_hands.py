@@ -95,7 +95,7 @@ def test_the_summary_counts_what_is_committed(summary_figures):
         len(t.points) for t in owners)
     assert h["transfer_exercises"] == len(hands.transfer_exercises())
     assert set(h) == {"your_turn_cells", "your_turn_sections", "your_turn_replay_points", "lab_learner_written_steps",
-                      "gpu_grading_fixtures", "gpu_grading_fixtures_right", "transfer_exercises"}
+                      "gpu_grading_fixtures", "gpu_grading_fixtures_right", "transfer_exercises", "refusal_lines_max"}
 
 
 def test_gpu_grading_counts_each_fixture_once_and_only_the_ones_scored_as_deserved(tmp_path):

@@ -11,6 +11,9 @@
                                 the H200), and how many of them were scored as they deserve
     transfer_exercises          exercises whose question moves to a GPU, shape or context no notebook shows
                                 (launchlab.core.transfer): their answers are printed nowhere in the course
+    refusal_lines_max           the most lines a refusal takes on the learner's screen, over every edit of
+                                launchlab.faces.refusals (each your-turn cell and the lab's plan, written wrong,
+                                run in a notebook by nbclient: data/reading/refusals.json)
 
 Nothing here measures; each figure is counted from the notebooks, the recording or a report.
 """
@@ -23,6 +26,7 @@ from launchlab import sections
 from launchlab.core import paths
 from launchlab.core.exercise import EXERCISES
 from launchlab.core.transfer import TRANSFER
+from launchlab.faces import refusals
 
 NOTEBOOKS = paths.ROOT / "notebooks"
 GPU_GRADING = paths.ROOT / "data" / "grading" / "gpu.json"
@@ -80,4 +84,4 @@ def headline(data_dir=None) -> dict:
     return {"your_turn_cells": sum(cells.values()), "your_turn_sections": sorted(cells),
             "your_turn_replay_points": replay_points(data_dir), "lab_learner_written_steps": learner_written_steps(),
             "gpu_grading_fixtures": fixtures, "gpu_grading_fixtures_right": right,
-            "transfer_exercises": len(transfer_exercises())}
+            "transfer_exercises": len(transfer_exercises()), "refusal_lines_max": refusals.load()["max_lines"]}
