@@ -68,10 +68,24 @@ def test_a_refusal_is_a_valueerror_the_course_defines():
     assert not refusal.is_refusal(RecordingError("x"))
 
 
-def test_outside_a_notebook_nothing_is_registered():
-    assert refusal.register(None) is False
-    assert refusal.register(object()) is False
-    assert refusal.in_a_notebook() is False                     # pytest: IPython's shell is not running
+def test_the_hook_is_set_only_on_a_running_shell_and_once(monkeypatch):
+    import sys
+    import types
+    assert refusal.register(None) is False and refusal.register(object()) is False
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: None))
+    assert refusal.in_a_notebook() is False                     # IPython loaded, no shell running (pytest)
+    monkeypatch.delitem(sys.modules, "IPython")
+    assert refusal.in_a_notebook() is False                     # IPython never imported: nothing imports it
+
+    class Shell:
+        calls = []
+
+        def set_custom_exc(self, exc, handler):
+            self.calls.append((exc, handler))
+    shell = Shell()
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    assert refusal.in_a_notebook() is True and refusal.in_a_notebook() is True
+    assert Shell.calls == [((ValueError,), refusal.handler)]    # set once, for ValueError only
 
 
 def test_visible_lines_count_what_is_rendered():

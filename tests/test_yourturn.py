@@ -195,9 +195,23 @@ def test_a_recorded_turn_survives_the_recordings_json_unchanged():
 
 def test_nearest_prefers_the_same_block_and_shared_memory_then_the_closest_grid_by_ratio():
     rec = _rec([(264, 64, 0), (300, 64, 0), (265, 128, 0), (132, 64, 0), (265, 64, 1024)])
-    near = rec.nearest(shape(266, 64, 0), n=3)
-    assert [p.shape.key() for p in near] == [shape(264, 64).key(), shape(300, 64).key(), shape(132, 64).key()]
+    near = rec.nearest(shape(266, 64, 0), n=4)
+    # a grid below (264, not 265 whose shared memory differs) and above (300), the block above (128), then 132
+    assert [p.shape.key() for p in near] == [shape(264, 64).key(), shape(300, 64).key(), shape(132, 64).key(),
+                                             shape(265, 128).key()]
+    assert [p.shape.key() for p in rec.nearest(shape(266, 64, 0), n=3)] == [
+        shape(264, 64).key(), shape(300, 64).key(), shape(265, 128).key()]       # every side before the closest
     assert rec.at(shape(300, 64)).timing.median == 2.0 and rec.at(shape(301, 64)) is None
+
+
+def test_nearest_has_a_block_on_each_side_of_an_unrecorded_one():
+    """Issue 58: block 96 between recorded 64 and 128 used to get block 128 at three grids, never block 64."""
+    rec = _rec([(100, 64, 0), (100, 128, 0), (50, 128, 0), (200, 128, 0), (100, 256, 0)])
+    near = rec.nearest(shape(100, 96, 0))
+    # 128 is the recorded block nearest 96 (by ratio), so the grids on each side are taken at 128
+    assert {p.shape.key() for p in near} == {shape(*p).key() for p in [(100, 64), (100, 128), (50, 128), (200, 128)]}
+    # with room for two, the block below and the block above come first
+    assert {p.shape.key() for p in rec.nearest(shape(100, 96, 0), n=2)} == {shape(100, 64).key(), shape(100, 128).key()}
 
 
 def test_replay_answers_a_recorded_point_with_its_h200_time_and_an_unrecorded_one_with_the_nearest(monkeypatch):
@@ -212,8 +226,9 @@ def test_replay_answers_a_recorded_point_with_its_h200_time_and_an_unrecorded_on
     text = str(r)
     assert "robust spread" in text and "hot L2" in text and "block(s)/SM resident" in text
     miss = t.launch(1000, 64, 100 * 1024)
-    assert miss.timing is None and "needs a GPU" in miss.source and len(miss.nearest) == 3
-    assert all(p.shape.block == (64, 1, 1) and p.shape.smem == 100 * 1024 for p in miss.nearest)
+    assert miss.timing is None and "needs a GPU" in miss.source and len(miss.nearest) == 4
+    grids = sorted(p.shape.blocks for p in miss.nearest if p.shape.block == (64, 1, 1))
+    assert grids[0] < 1000 < grids[-1]                          # a recorded grid on each side of 1,000
 
 
 def test_the_recording_holds_every_point_of_every_turn_with_a_time_and_the_cmp_where_the_section_reads_bytes():

@@ -128,15 +128,43 @@ class Recorded:
                 return p
         return None
 
-    def nearest(self, s: Shape, n: int = 3) -> list[Measured]:
-        """The recorded launches closest to `s`: same block and shared memory first, then the closest grid (in
-        ratio, so 265 is nearer 264 than 300), then the closest block."""
+    def nearest(self, s: Shape, n: int = 4) -> list[Measured]:
+        """The recorded launches around `s`, one on each side of the edit where the recording has one: the
+        closest smaller and larger block (at the closest grid), the closest smaller and larger grid (among the
+        recorded blocks closest to `s`'s, same shared memory first); then the closest overall (same block and
+        shared memory first, then grid and block by ratio, so 265 is nearer 264 than 300). At most `n`, closest
+        first."""
+        def lg(a: int, b: int) -> float:
+            return abs(math.log(max(a, 1) / max(b, 1)))
+
         def dist(p: Measured) -> tuple:
             same = (p.shape.block == s.block) + (p.shape.smem == s.smem)
-            dg = abs(math.log(max(p.shape.blocks, 1) / max(s.blocks, 1)))
-            db = abs(math.log(max(p.shape.threads, 1) / max(s.threads, 1)))
-            return (-same, round(dg + db, 9), p.shape.key())
-        return sorted(self.points, key=dist)[:n]
+            return (-same, round(lg(p.shape.blocks, s.blocks) + lg(p.shape.threads, s.threads), 9), p.shape.key())
+
+        def by_block(p: Measured) -> tuple:
+            return (round(lg(p.shape.threads, s.threads), 9), round(lg(p.shape.blocks, s.blocks), 9),
+                    p.shape.smem != s.smem, p.shape.key())
+
+        def by_grid(p: Measured) -> tuple:
+            return (p.shape.smem != s.smem, round(lg(p.shape.blocks, s.blocks), 9), p.shape.key())
+
+        pts = self.points
+        closest = min((round(lg(p.shape.threads, s.threads), 9) for p in pts), default=0)
+        near_block = [p for p in pts if round(lg(p.shape.threads, s.threads), 9) == closest]
+        sides = [sorted((p for p in pts if p.shape.threads < s.threads), key=by_block),
+                 sorted((p for p in pts if p.shape.threads > s.threads), key=by_block),
+                 sorted((p for p in near_block if p.shape.blocks < s.blocks), key=by_grid),
+                 sorted((p for p in near_block if p.shape.blocks > s.blocks), key=by_grid)]
+        picked: list[Measured] = []
+        for side in sides:
+            if side and side[0] not in picked:
+                picked.append(side[0])
+        for p in sorted(pts, key=dist):
+            if len(picked) >= n:
+                break
+            if p not in picked:
+                picked.append(p)
+        return sorted(picked[:n], key=dist)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from launchlab.core import dumps, gates, hardware, loader, mode, occupancy, recordings, timing
 from launchlab.core.door import Door
+from launchlab.core.width import fit
 from launchlab.kernels import decode, residual_add
 from launchlab.sections.s06_one_binary import onebinary
 from launchlab.sections.s09_lab import lab
@@ -271,8 +272,53 @@ def resident(block: int) -> occupancy.Occupancy:
     return occupancy.occupancy(block, res.registers, res.smem_static)
 
 
+# Widths the notebook never shows, the grader's own (launchlab.faces.rerun.WIDTHS): a plan is tried at each,
+# on CPU, by the kernel's index rule (residual_add.coverage), before the learner grades anything.
+WIDTHS = (1, 2, 31, 1000, 1001, 2880, 5120, 7168, 7169, 100003)
+
+
+def tried(plan, widths=WIDTHS) -> list[tuple[int, str]]:
+    """(n, "" where the plan covers n exactly, else what goes wrong there in words) for each width: no plan of
+    whole numbers, a plan the GPU cannot launch, elements never added, elements written past the end."""
+    out = []
+    for n in widths:
+        try:
+            p = residual_add.plan_of(plan(n))
+        except residual_add.PlanError as e:
+            out.append((n, str(e)))
+            continue
+        except Exception as e:  # noqa: BLE001 -- the learner's function, called at a width it was not written for
+            out.append((n, f"plan({n}) raised {type(e).__name__}: {e}"))
+            continue
+        try:
+            residual_add.check(p, n)
+            out.append((n, ""))
+        except residual_add.PlanError as e:
+            c = residual_add.coverage(p, n) if p.grid >= 1 and p.block >= 1 and p.ept >= 1 else None
+            if c is not None and c.missed:
+                out.append((n, f"{c.missed:,} element{'s' * (c.missed != 1)} never added"))
+            elif c is not None and c.past_end:
+                out.append((n, f"{c.past_end:,} element{'s' * (c.past_end != 1)} written past the end of h"))
+            else:
+                out.append((n, str(e)))
+    return out
+
+
+def coverage_line(plan, widths=WIDTHS) -> str:
+    """How the plan does at every width tried, as measured: all of them, or the ones it fails and how."""
+    got = tried(plan, widths)
+    bad = [(n, why) for n, why in got if why]
+    if not bad:
+        return (f"covers every width tried exactly ({len(got)} of {len(got)}: n = "
+                f"{', '.join(f'{n:,}' for n, _ in got)}): every element added once, nothing past the end")
+    shown = "; ".join(f"n = {n:,}: {why}" for n, why in bad[:4]) + ("; ..." if len(bad) > 4 else "")
+    return f"covers {len(got) - len(bad)} of {len(got)} widths tried exactly; fails at {shown}"
+
+
 def describe(plan, n: int = N) -> str:
-    """The plan at width n beside main's: what it fills of the GPU, and whether it covers n."""
+    """The plan at width n beside main's: what it fills of the GPU; then, as measured on CPU by the kernel's
+    index rule, the widths it covers exactly of those tried (WIDTHS: the grader's, which the notebook never shows)
+    and how it fails at the others -- said without the answer."""
     if _blank(plan):
         return "(nothing to describe yet)"
     res, where = loader.compiled_resources(residual_add.FAMILY, residual_add.KERNEL)
@@ -286,9 +332,9 @@ def describe(plan, n: int = N) -> str:
                     f"{'' if o is None else o.blocks_per_sm:>12} {fill:>10}")
     try:
         residual_add.check(residual_add.plan_of(plan(n)), n)
-        rows.append(f"covers n = {n:,} exactly: every element added once, nothing past the end")
     except residual_add.PlanError as e:
-        rows.append(f"refused: {e}")
+        rows.append(f"refused at n = {n:,}: {e}")
+    rows.append(fit(coverage_line(plan), hang=2))
     return "\n".join(rows)
 
 
