@@ -11,16 +11,9 @@ from pathlib import Path
 
 from launchlab import audit
 from launchlab.audit import sites
+from test_audit_sites import tree          # a source tree written from {path: text}
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def tree(tmp_path, files: dict) -> Path:
-    for rel, text in files.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
-    return tmp_path
 
 
 def found(t, dimension="head"):
