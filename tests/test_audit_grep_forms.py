@@ -6,7 +6,6 @@ llm.c's one-function-at-a-time grids. Each expected grid is the source's own tex
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 from launchlab import audit
