@@ -308,7 +308,9 @@ def test_live_torch_run_marks_each_step():
     from launchlab.audit import profilers
     a = torch.ones(1 << 20, device="cuda")
     t = profilers.run(lambda: a.mul_(1.0), steps=4, warmup=1, tool="torch")
-    assert t.tool == "torch.profiler" and t.steps == 4 and t.notes == []
+    # each step is counted from the profiler's own ranges, and the trace says so (never from a guess)
+    assert t.tool == "torch.profiler" and t.steps == 4 and t.steps_from == "launchlab.audit.step"
+    assert t.notes == ["steps: 4 'launchlab.audit.step' ranges"]
     assert sum(r.calls for r in audit.table(t)) >= 4 and {x.step for x in t.in_steps} == {0, 1, 2, 3}
 
 

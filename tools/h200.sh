@@ -7,6 +7,8 @@
 #                                                        sweep and the grader's GPU fixtures on the H200, pytest -m gpu
 #                                                        (a slice inside a slice among them; notebook 11's live paths)
 #   then, on two fresh machines after the wave's last kernel or notebook change: tools/h200.sh course
+# Wheels: ../shared/tools/gpu-wheels.sh cupti-python fla-core==0.6.0 (the image has neither: the audit's CUPTI path
+# needs cupti-python, section 03's FLA peer fla-core; a run without them records nothing FLA-dependent, 2026-12-05).
 # gradegpu grades the GPU fixtures made here beforehand (no GPU needed: `python -m launchlab grade
 # --make-gpu-fixtures build/gpu-fixtures`, then carry build/gpu-fixtures) with `grade --gpu --fixtures`.
 # Writes logs and recordings under $OUT (default ./build/h200). Prints a short table last.
@@ -44,7 +46,9 @@ for stage in "$@"; do
     tests)    $PY -m pytest -q -m gpu tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
     livecheck) $PY tools/live_check.py notebooks/[0-9][0-9]*_*.ipynb 2>&1 | grep -v WARNING | tee "$OUT/livecheck.log" ;;
-    kdacontention) $PY -m launchlab record section03 --out "$OUT/rec" 2>&1 | grep -v WARNING | tee "$OUT/kdacontention.log" | tail -5 ;;
+    kdacontention) # section 03 without FLA's peer loses its kda_vs_fla keys: refuse rather than record half of it
+              $PY -c "import fla" 2>/dev/null || { echo "fla-core is not importable: carry it (see the header)"; status+=("kdacontention refused: no fla-core"); continue; }
+              $PY -m launchlab record section03 --out "$OUT/rec" 2>&1 | grep -v WARNING | tee "$OUT/kdacontention.log" | tail -5 ;;
     gradegpu) $PY -m launchlab grade "${GPU_FIXTURES:-build/gpu-fixtures}" --gpu --fixtures 2>&1 | tee "$OUT/gradegpu.log" | tail -40
               mkdir -p "$OUT/data" && cp data/grading/gpu.json "$OUT/data/" ;;
     *) echo "unknown stage $stage"; continue ;;
