@@ -170,7 +170,7 @@ def test_a_numeric_answer_below_above_or_at_zero_is_wrong(key):
     e = ex.EXERCISES[key]
     ctx = _context(e)
     want = float(e.expected(*ctx))
-    tol = max(e.abs_tol, e.rel_tol * abs(want))
+    tol = e.tolerance(want)
     step = tol + max(abs(want) * 0.05, 1e-3)           # just outside the tolerance, on either side
     for wrong in (want - step, want + step, want - 3 * step, want + 3 * step):
         assert ex.grade(key, wrong, *ctx).status == "wrong", (key, wrong)

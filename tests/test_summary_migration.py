@@ -14,7 +14,40 @@ WHY_U_BF16_04 = ("issue 27: bf16's unit roundoff corrected (mla.U_BF16 2^-9 -> 2
                  "dominant term, so every arm's error over the bound was re-measured: section04 re-recorded on the "
                  "H200 (2026-12-01), which re-times every arm in the same run")
 
+WHY_SECTION03_0512 = ("issue 59: section03 re-recorded on the H200 (2026-12-05 17:43 UTC) for issue 41's contention on "
+                      "main's own graph-timed kernel (kda_main_*_spread_pct, kda_main_contended_shift_pct); the same "
+                      "run re-times every rung, the FLA peer and the stream contention beside the tuned step")
+
 CHANGED = {
+    ("03", "main_kernel_cold_us"): (26.05, 26.01, WHY_SECTION03_0512),
+    ("03", "main_kernel_hot_us"): (18.35, 18.31, WHY_SECTION03_0512),
+    ("03", "fix_cold_us"): (8.139, 8.132, WHY_SECTION03_0512),
+    ("03", "tuned_cold_us"): (2.883, 2.867, WHY_SECTION03_0512),
+    ("03", "fix_speedup_cold"): (3.2, 3.199, WHY_SECTION03_0512),
+    ("03", "fix_geometry_speedup_cold"): (3.156, 3.158, WHY_SECTION03_0512),
+    ("03", "fix_elision_speedup_cold"): (1.014, 1.013, WHY_SECTION03_0512),
+    ("03", "tuned_over_fix_speedup_cold"): (2.823, 2.836, WHY_SECTION03_0512),
+    ("03", "main_to_tuned_speedup_cold"): (9.035, 9.072, WHY_SECTION03_0512),
+    ("03", "abba_fix_over_main_cold"): (0.3131, 0.3122, WHY_SECTION03_0512),
+    ("03", "kda_baseline_us_12h"): (4.729, 4.685, WHY_SECTION03_0512),
+    ("03", "kda_tiled_us_12h"): (2.105, 2.065, WHY_SECTION03_0512),
+    ("03", "kda_tiled_speedup_12h"): (2.246, 2.269, WHY_SECTION03_0512),
+    ("03", "kda_contended_spread_pct"): (9.093, 11.19, WHY_SECTION03_0512),
+    ("03", "kda_alone_spread_pct"): (0.9324, 2.331, WHY_SECTION03_0512),
+    ("03", "kda_vs_fla_12h"): (0.9071, 0.8782, WHY_SECTION03_0512),
+    ("03", "kda_vs_fla_cold_12h"): (0.9478, 0.9361, WHY_SECTION03_0512),
+    ("03", "kda_vs_fla_96h"): (0.9278, 0.9118, WHY_SECTION03_0512),
+    ("03", "main_kernel_ratio"): (34.78, 34.73, WHY_SECTION03_0512),
+    ("03", "main_kernel_spread_pct"): (0.07864, 0.05595, WHY_SECTION03_0512),
+    ("03", "main_kernel_stddev_pct"): (0.08576, 0.05975, WHY_SECTION03_0512),
+    ("03", "fix_ratio"): (14.44, 14.43, WHY_SECTION03_0512),
+    ("03", "tuned_ratio"): (5.116, 5.088, WHY_SECTION03_0512),
+    ("05", "kda_main_cold_us_tp1"): (28.18, 28.06, WHY_SECTION03_0512),
+    ("05", "kda_main_cold_us_tp8"): (26.11, 26.02, WHY_SECTION03_0512),
+    ("05", "kda_main_cold_tbs_tp1"): (0.9018, 0.9056, WHY_SECTION03_0512),
+    ("05", "kda_main_cold_tbs_tp8"): (0.1217, 0.1221, WHY_SECTION03_0512),
+    ("05", "kda_fix_cold_us_tp1"): (9.581, 9.482, WHY_SECTION03_0512),
+    ("05", "kda_fix_cold_us_tp8"): (8.157, 8.123, WHY_SECTION03_0512),
     ("04", "mla_derived_speedup"): (
         1.378, 1.386, WHY_U_BF16_04),
     ("04", "mla_derived_speedup_pipelined"): (

@@ -7,9 +7,11 @@ Convention (the lab and the self-check build on it):
 
 `check(key, answer, *context)` prints one `Feedback` (`grade()` returns it, for the lab's scoring): "not
 answered yet" for None (so a blank notebook runs clean under nbval), "not a number" for the wrong kind of
-answer, right/wrong with the reason for a number or a choice -- computed from the same data the notebook shows
-(`context`: the section's recorded or live result), never a traceback -- and, for a written answer, no
-verdict: the key points as a checklist to assess it against, and the model answer (launchlab.core.exercise).
+answer, right/wrong for a number or a choice -- computed from the same data the notebook shows (`context`: the
+section's recorded or live result), never a traceback -- and, for a written answer, no verdict: the key points
+as a checklist to assess it against, and the model answer (launchlab.core.exercise). Tries: a first wrong answer
+gets what is wrong and a hint; the key and the why come with a right answer, with a second wrong answer that
+differs from the first (running the same cell again is not a try), or with `show_answer(key, *context)`.
 The answer it expects is computed, not typed in: in live mode a predict-then-measure exercise is scored
 against what the GPU measured a moment ago.
 
@@ -20,18 +22,35 @@ a right, a wrong and a blank answer handled, and that every notebook cell tagged
 from __future__ import annotations
 
 from launchlab import sections
-from launchlab.core.exercise import EXERCISES, Feedback, grade
+from launchlab.core.exercise import EXERCISES, Feedback, answer, grade
 
-__all__ = ["EXERCISES", "Feedback", "check", "grade"]
+__all__ = ["EXERCISES", "Feedback", "check", "grade", "show_answer"]
 
 sections.all()          # every registered section's exercises, declared by the modules its manifest names
 
 
-def check(key: str, answer, *context) -> None:
+WRONG: dict[str, set] = {}          # this kernel's wrong answers, per exercise (two different ones show the key)
+
+
+def check(key: str, given, *context) -> None:
     """Grade one answer and show the feedback, the `check` cell's whole output (grade() returns it instead): in
     a notebook as HTML (the verdict marked, the explanation apart) with the plain text beside it, elsewhere the
     plain text."""
-    fb = grade(key, answer, *context)
+    fb = grade(key, given, *context, reveal=False)
+    if fb.status == "wrong":
+        tried = WRONG.setdefault(key, set())
+        tried.add(given if isinstance(given, (int, float)) else str(given).strip().lower())
+        if len(tried) >= 2:
+            fb = grade(key, given, *context, reveal=True)
+    _show(fb)
+
+
+def show_answer(key: str, *context) -> None:
+    """The key and the why, without answering (the same context as the exercise's check cell)."""
+    _show(answer(key, *context))
+
+
+def _show(fb: Feedback) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import display

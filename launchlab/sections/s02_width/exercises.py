@@ -20,6 +20,8 @@ register(Exercise(
     lambda rec: f"the SASS shows {_reduction_loads(rec)} loads of x per trip of the unrolled reduction loop: 128 "
                 f"threads x {_reduction_loads(rec)} loads x 4 B = {128 * _reduction_loads(rec) * 4:,} B -- not the "
                 f"512 B of one load per thread that the lecture's arithmetic assumes.",
+    hint="count the loads of x the SASS listing shows in one trip of the reduction loop (not one per thread), then "
+         "threads x loads x 4 bytes.",
     recorded=lambda: (rmsnorm.recorded(),),
     shown_by=(r"reduction[^\n]*\b8,?192 B", r"reduction[^\n]*\b8 KiB")))
 
@@ -37,6 +39,8 @@ register(Exercise(
                 f"stays on 128 threads (its width is part of its numerics) and is a chain of 56 dependent loads "
                 f"in both arms -- now most of the time. Amdahl, inside one kernel.",
     kind="choice", choices=("about 32x", "about 2x", "nothing"),
+    hint="widening moves the apply's loads, not the reduction's: with one load in flight per thread, which part "
+         "of the kernel is left holding the time, and does widening touch it?",
     recorded=lambda: (rmsnorm.recorded(),),
     shown_by=('unroll 1 .*(32|2)\\.\\d+x',)))
 
@@ -49,7 +53,8 @@ register(Exercise(
                 f"KL of identical distributions is 0 -- not a small number, none at all. 'About 1e-12' would mean the "
                 f"bytes moved; the widened reduction, whose bytes do move, reads "
                 f"{acc.arm('widened reduction', 2048).mean_kl:.1e}.",
-    abs_tol=0.0,
+    hint="compare the widened apply's logits with main's byte for byte in the accuracy table: what is the KL "
+         "divergence of a distribution from itself?",
     recorded=lambda: (accuracy.recorded(),),
     shown_by=('wide(ned)? apply\\s+2,048\\s+\\d',)))
 
@@ -77,7 +82,9 @@ register(Exercise(
                               f"the first within 5 % of it ({dict(times)[b]:.2f} µs). 7,168 floats are 1,792 float4 "
                               f"loads: past a few hundred threads each thread has only a handful left, and the "
                               f"launch's fixed cost dominates.")(_plateau_block(), _one_row()),
-    abs_tol=32))
+    multiple_of=32,
+    hint="find the fastest block's time in the one-row sweep, multiply it by 1.05, and take the smallest block "
+         "whose time is at or under that: a block is a whole number of warps."))
 
 
 transfer.mark(register(Exercise(
@@ -85,4 +92,6 @@ transfer.mark(register(Exercise(
     lambda: rms_kernel.plan(2720, True, wide=True, reduce="narrow").block,
     lambda: "2,720 floats are 680 float4 loads; the plan gives one thread per float4, rounded up to whole warps "
             "(680 / 32 = 21.25 -> 22 warps) and kept between 128 and 1,024: 704 threads, 24 of them with nothing "
-            "to load.")), "a row of 2,720: a width the notebooks never launch")
+            "to load.",
+    hint="the plan gives one thread per float4 (four floats), rounds up to whole warps of 32 and keeps the block "
+         "between 128 and 1,024.")), "a row of 2,720: a width the notebooks never launch")

@@ -17,7 +17,9 @@ register(Exercise(
     lambda d, ceiling_tbs: f"{d.main.bytes:,} B / {ceiling_tbs:.2f} TB/s = "
                            f"{d.main.bytes / (ceiling_tbs * 1e12) * 1e6:.3f} µs: four trips of the 768 KiB state "
                            f"(read, stage, re-read, write) plus the per-head vectors, at the rate a copy gets.",
-    rel_tol=0.03,
+    to=0.01,
+    hint="bytes per launch (printed above) divided by the copy ceiling in bytes per second gives seconds: mind "
+         "TB/s = 1e12 B/s and µs = 1e-6 s.",
     recorded=lambda: (kda.recorded(), bandwidth.CEILING.recorded().tbs),
     shown_by=(r"floor\s+0\.\d+ µs",)))
 
@@ -36,7 +38,9 @@ register(Exercise(
                   "'arithmetic-bound'",
     lambda: _verdict().verdict,
     lambda: "; ".join(_verdict().reasons) + ".",
-    kind="choice", choices=("starvation", "contention", "bandwidth-bound", "arithmetic-bound")))
+    kind="choice", choices=("starvation", "contention", "bandwidth-bound", "arithmetic-bound"),
+    hint="work out its floor (bytes / bandwidth) and how far the median is above it, then look at the spread of "
+         "the reps and at 24 blocks against 132 SMs: far and tight points at the geometry."))
 
 register(Exercise(
     "03.tiles_speedup", "predict how many times faster main's kernel gets (cold) when BV = 32 takes its grid from "
@@ -46,7 +50,9 @@ register(Exercise(
                          f"warp walks 8 columns instead of 32, so its chain is 4x shorter; what every block still "
                          f"does once (load q, k, g, take exp(g), launch) keeps it under 4x.")(
         d.rung("walk", kda_decode.BV_TILED, "store").cold.median),
-    rel_tol=0.2,
+    within_pct=20,
+    hint="the grid goes up 4x but the bytes do not change: each warp's chain gets 4x shorter, while what every "
+         "block does once (loads of q, k, g, the launch) stays. Predict a little under the grid's factor.",
     recorded=lambda: (kda.recorded(),)))
 
 
@@ -63,7 +69,9 @@ register(Exercise(
     lambda: f"Recorded cold on the H200: {_t12(1024):.2f} µs with 12 blocks, {_t12(256):.2f} µs with 48: "
             f"{_t12(1024) / _t12(256):.2f}x for the same bytes. A block of 256 covers 32 value columns "
             f"(8 warps x 4), so four tiles cover a head's 128.",
-    rel_tol=0.05))
+    to=0.01, within_pct=5,
+    hint="launch both geometries in the cell above and divide the time at block 1,024 by the time at block 256 "
+         "(the larger time over the smaller: a speedup is above 1)."))
 
 
 transfer.mark(register(Exercise(
@@ -72,4 +80,5 @@ transfer.mark(register(Exercise(
     lambda: "12 blocks on 58 SMs: 12 / 58 = 20.7 % of the L4's SMs have work. The same launch is 9.1 % of the "
             "H200: a smaller GPU starves less at the same grid, which is why a geometry is judged against the SM "
             "count of the machine it runs on.",
-    abs_tol=0.1)), "an L4: 58 SMs")
+    to=1,
+    hint="one block runs on one SM: the share is blocks over the L4's SM count, as a percent.")), "an L4: 58 SMs")

@@ -16,7 +16,8 @@ register(Exercise(
     lambda: kda_decode.plan(kda.HEADS_TP[4], kda_decode.V, kda_decode.V, "store", "walk").blocks,
     lambda: f"96 heads / 4 ranks = {kda.HEADS_TP[4]} heads per rank, and main's grid is n_head: "
             f"{kda.HEADS_TP[4]} blocks, {100 * kda.HEADS_TP[4] / hardware.spec('H200').sm_count:.0f} % of the "
-            f"SMs. Value tiles (BV = 32) would make it {kda_decode.plan(kda.HEADS_TP[4], kda_decode.V, 32, 'rn', 'walk').blocks}."))
+            f"SMs. Value tiles (BV = 32) would make it {kda_decode.plan(kda.HEADS_TP[4], kda_decode.V, 32, 'rn', 'walk').blocks}.",
+    hint="main's KDA grid is one block per head: how many of the 96 heads does one rank hold at tp = 4?"))
 
 
 def _tp_ratio(d) -> float:
@@ -31,6 +32,8 @@ register(Exercise(
               f"the same 32 columns per warp: the time is one block's walk either way. Sharding cut the work and "
               f"the grid together, so the rank got no faster.",
     kind="choice", choices=("about 8", "about 1", "about 1/8"),
+    hint="tp = 1 has 8x the heads, and main gives each head its own block: does one block's walk get longer when "
+         "there are more of them, while the grid stays under the SM count?",
     recorded=lambda: (kda.recorded(),)))
 
 
@@ -54,6 +57,8 @@ register(Exercise(
                  "worth, so only there can a wider grid buy time.")(
         sorted(_flagged(d), key=lambda r: -r.us_per_token)),
     kind="choice", choices=("kda.step", "kda.prep", "mla.rope_pack", "kda.o_bf16"),
+    hint="all four are starved by their grid; rank them by what they cost per token (µs per call x calls), not by "
+         "how few blocks they have.",
     recorded=_recorded_step, shown_by=(r"kda\.step\s+12\s+12\s",)))
 
 
@@ -70,7 +75,9 @@ register(Exercise(
     lambda: f"Recorded cold on the H200: {_tp8(1024):.1f} µs with 12 blocks of 1,024 (12 SMs of 132 at work), "
             f"{_tp8(64):.1f} µs with 192 blocks of 64: {_tp8(1024) / _tp8(64):.1f}x. The bytes are the same; only "
             f"how many SMs pull them changed.",
-    rel_tol=0.05))
+    to=0.01, within_pct=5,
+    hint="launch at block 1,024 and at block 64 in the cell above (the grid follows: 128 columns over the columns a "
+         "block covers) and divide the first time by the second."))
 
 
 transfer.mark(register(Exercise(
@@ -79,4 +86,6 @@ transfer.mark(register(Exercise(
     lambda: 100 * min(96 // 16, 16) / 16,
     lambda: "96 heads over 16 ranks leave 6 per rank, so main's grid is 6 blocks; on 16 SMs that is 6 / 16 = "
             "37.5 %. Sharding divides the grid; a slice divides the machine: the verdict is the ratio of the two.",
-    abs_tol=0.1)), "tp = 16 on a 16-SM slice")
+    to=1,
+    hint="the grid is the heads one rank holds; the share is those blocks over the slice's SMs, as a percent.")),
+    "tp = 16 on a 16-SM slice")

@@ -26,6 +26,8 @@ register(Exercise(
                               f"combine. (The fma arm, dumped at 2,048, differs from its first KDA layer on.)")(
         d.case("KDA_VT 0 vs 1", 131_072), d.case("MLA_FLOOR hardcoded vs derived", 131_072)),
     kind="choice", choices=("vt", "vt and mla floor", "none"),
+    hint="for each gate, does the arm change a launch at 131,072 tokens? A gate that changes how many splits add up a "
+         "sum changes the bytes; one that only changes who computes an element may not.",
     recorded=lambda: (identity.recorded(),),
     shown_by=(r"131,072\s.*(IDENTICAL|identical|differ)", r"Identical at every depth from 128 to 131,072")))
 
@@ -39,6 +41,8 @@ register(Exercise(
                        f"{t['rn'].fadd} FADD): the one-token fix. -fmad=false scoped to the file does the same for "
                        f"every form.")({f.form: f for f in fmatrap.sass_table() if f.family == "fma_forms"}),
     kind="choice", choices=("tmp", "inline", "rn"),
+    hint="main rounded the product to fp32 before adding; under nvcc's default -fmad=true, which forms can the "
+         "compiler fuse into one FFMA (one rounding), and which form forbids it?",
     shown_by=(r"\(the default\)\s+rn\s+0\s+1\s+1", r"__fmul_rn\(a, b\) \+ c` compiles to FMUL \+ FADD",
               r"one-token fix")))
 
@@ -50,11 +54,14 @@ register(Exercise(
     lambda: f"{turn.N:,} / 96 = {turn.N / 96:,.2f}, so {-(-turn.N // 96):,} blocks; the last one has "
             f"{-(-turn.N // 96) * 96 - turn.N} threads past the end, which the kernel's `if (i < n)` sends home. "
             f"Every covering grid writes the same bytes: each element's arithmetic does not depend on which "
-            f"block or thread does it."))
+            f"block or thread does it.",
+    hint="the grid must cover every element: divide the element count by the block and round up, never down."))
 
 
 transfer.mark(register(Exercise(
     "07.transfer_grid_3m", "the smallest grid that gives each of 3,000,000 elements a thread of fma_tmp at block 384",
     lambda: -(-3_000_000 // 384),
     lambda: "3,000,000 / 384 = 7,812.5, so 7,813 blocks: the last one has 192 threads past the end, which the "
-            "bounds check returns. Any larger grid writes the same bytes.")), "3,000,000 elements at block 384")
+            "bounds check returns. Any larger grid writes the same bytes.",
+    hint="a grid is a whole number of blocks: divide and round up, so the last block covers the remainder.")),
+    "3,000,000 elements at block 384")

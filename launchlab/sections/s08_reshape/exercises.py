@@ -18,6 +18,7 @@ register(Exercise(
                               f"never reaches the split path.")(
         next(g for g in d.gate if g.ctx == 4096), next(g for g in d.gate if g.ctx == 131_072)),
     kind="choice", choices=("yes", "no"),
+    hint="how many splits do the two rules launch at 4,096 tokens? A gate can only see a change on a path it runs.",
     recorded=lambda: (reassociation.recorded(),),
     shown_by=(r"4,096:\s+hardcoded\s+1 split\(s\), derived\s+1 -> identical", r"launch the same single split")))
 
@@ -28,6 +29,8 @@ register(Exercise(
     lambda d: " ".join(f"{b.rule}: {b.splits_batch1} splits at batch 1, {b.splits_batch2} at batch 2, "
                        f"{'identical' if b.identical else f'{b.n_differ:,} outputs differ'}." for b in d.batch),
     kind="choice", choices=("derived", "fixed slice"),
+    hint="request 0's sum is grouped by its split count: which rule gives it the same split count at batch 1 and "
+         "batch 2?",
     recorded=lambda: (reassociation.recorded(),),
     shown_by=(r"(identical bytes for|outputs of) request 0", r"so request 0 gets\s+different bits")))
 
@@ -45,7 +48,9 @@ register(Exercise(
     lambda: f"cmp on the H200: {_differing(66):,} of 8,192 values differ at 66 splits ({_differing(128):,} at 128, "
             f"{_differing(1024):,} at 1,024). Each split count adds the same terms in a different grouping, and "
             f"float addition is not associative: a handful of values land on the same float by chance, the rest "
-            f"move by an ulp or more."))
+            f"move by an ulp or more.",
+    hint="launch at 66 splits in the cell above: its comparison with the decode at 256 splits counts the outputs "
+         "whose bytes differ."))
 
 
 transfer.mark(register(Exercise(
@@ -54,4 +59,6 @@ transfer.mark(register(Exercise(
     lambda: (lambda sp: f"slice = ceil(50,000 / 396) = {sp.slice_tokens} tokens, and ceil(50,000 / "
                         f"{sp.slice_tokens}) = {sp.splits} slices: asking for a count is asking for a slice size, "
                         f"and the count follows from it -- one more reason two batch sizes can end up summing in "
-                        f"different groupings.")(splits.forced(50_000, 16, 1, splits=396)))), "a 50,000-token context")
+                        f"different groupings.")(splits.forced(50_000, 16, 1, splits=396)),
+    hint="asking for a count is asking for a slice: the slice is the context over the count, rounded up; the "
+         "splits are then the context over the slice, rounded up.")), "a 50,000-token context")

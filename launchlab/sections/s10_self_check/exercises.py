@@ -103,10 +103,10 @@ def _register_self_check(path: Path = SELF_CHECK) -> None:
         why = _WHY[key]
         if q["kind"] == "number":                              # computed from the question's own numbers
             register(Exercise(key, q["prompt"], (lambda a, b: lambda: a / b)(q["measured_us"], q["floor_us"]), why,
-                              "number", rel_tol=q["rel_tol"]))
+                              "number", hint=q["hint"], to=q["to"]))
         elif q["kind"] == "choice":
             choices = tuple(c.strip("'") for c in q["prompt"].split(" -- ")[1].replace(" or ", ", ").split(", "))
-            register(Exercise(key, q["prompt"], (lambda a: lambda: a)(q["answer"]), why, "choice",
+            register(Exercise(key, q["prompt"], (lambda a: lambda: a)(q["answer"]), why, "choice", hint=q["hint"],
                               choices=tuple(c.split("'")[1] if "'" in c else c for c in choices)))
         else:
             register(Exercise(key, q["prompt"], (lambda m: lambda: m)(q["model"]), why, "written",

@@ -19,6 +19,8 @@ register(Exercise(
                          f"{f.floor_us:.1f} µs floor ({f.ratio:.2f}x): {f.verdict}. Blocks ÷ SMs is the first cut; "
                          f"the floor decides.")(_gemv(d)),
     kind="choice", choices=("starvation", "bandwidth-bound", "contention", "unclear"),
+    hint="blocks ÷ SMs is only the first cut: compare the offender's cold median with its floor (ncu's bytes over "
+         "the copy ceiling). Near its floor, a small grid is not what holds it back.",
     recorded=lambda: (realmodels.recorded(),),
     shown_by=(r"(STARVATION|BANDWIDTH-BOUND|CONTENTION|UNCLEAR) -- [\d.,]+ MB a call",)))
 
@@ -35,5 +37,7 @@ register(Exercise(
                          f"other backend {min(a.b_us):.0f}-{max(a.b_us):.0f} µs ({a.gain:+.1%} on the median).")(
         d.fix.at[0]),
     kind="choice", choices=("yes", "no"),
+    hint="compare the slowest rep of the other backend with the fastest rep of torch's choice at the first context, "
+         "not their medians.",
     recorded=lambda: (realmodels.recorded(),),
     shown_by=(r"ABBA at ctx [\d,]+: A ",)))
