@@ -43,10 +43,11 @@ FIXTURES = {
     "bytes_move_claimed_identical": (
         'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1"}, "B": {"LAUNCHLAB_LAB_ADD": "0"}}  # SOLUTION',
         'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1", "LAUNCHLAB_MLA_FLOOR": "derived"},   # and the split, while at it\n'
-        '        "B": {"LAUNCHLAB_LAB_ADD": "0"}}', {"q7": 1}),
+        '        "B": {"LAUNCHLAB_LAB_ADD": "0"}}', {"q6": 3, "q7": 1}),     # §6: two things changed
     "gate_does_not_switch": (
         'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1"}, "B": {"LAUNCHLAB_LAB_ADD": "0"}}  # SOLUTION',
-        'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1"}, "B": {"LAUNCHLAB_LAB_ADD": "1"}}   # copied A\'s line', {"q6": 1}),
+        'arms = {"A": {"LAUNCHLAB_LAB_ADD": "1"}, "B": {"LAUNCHLAB_LAB_ADD": "1"}}   # copied A\'s line',
+        {"q6": 3, "q7": 1}),                                    # §6: nothing changed; §7: cmp of one config
     "abba_not_interleaved": (
         'sequence = "ABBAAB"  # SOLUTION', 'sequence = "AAABBB"                 # all of A, then all of B', {"q6": 1}),
     "hang_on_the_gpu": (
@@ -57,11 +58,31 @@ FIXTURES = {
         "             r'while (clock64() - t < 120000000000LL) {} }', 'spin')((1,), (1,), ())\n"
         "cp.cuda.Device().synchronize()", {}),
 }
+# The public check of steps 6-7 (launchlab.sections.s09_lab.fix.problems6 / problems7, the notebook's grader.check)
+# tried on each wrong fix above as the learner's cells would hand it over -- (plan, arms, sequence, depths) -- and
+# on two more the issue found: the arms swapped and an alternating ABABAB. Every wrong one must be refused before
+# grading; the right one must pass (summary --json: hands.public_check_catches of hands.public_check_cases).
+_A1, _B0 = {"LAUNCHLAB_LAB_ADD": "1"}, {"LAUNCHLAB_LAB_ADD": "0"}
+_RIGHT = (lambda n: (-(-n // 32), 32, 1), {"A": _A1, "B": _B0}, "ABBAAB", [2048, 131072])
+PUBLIC_CASES = {
+    "right": _RIGHT,
+    "plan_misses_elements": ((lambda n: (n // 32, 32, 1)),) + _RIGHT[1:],
+    "plan_writes_out_of_bounds": ((lambda n: (-(-n // 32), 32, 2)),) + _RIGHT[1:],
+    "gate_does_not_switch": (_RIGHT[0], {"A": _A1, "B": dict(_A1)}, "ABBAAB", [2048, 131072]),
+    "bytes_move_claimed_identical": (_RIGHT[0], {"A": dict(_A1, LAUNCHLAB_MLA_FLOOR="derived"), "B": _B0}, "ABBAAB",
+                                     [2048, 131072]),
+    "abba_not_interleaved": _RIGHT[:2] + ("AAABBB", [2048, 131072]),
+    "abab_alternating": _RIGHT[:2] + ("ABABAB", [2048, 131072]),
+    "arms_swapped": (_RIGHT[0], {"A": _B0, "B": _A1}, "ABBAAB", [2048, 131072]),
+    "one_depth": _RIGHT[:3] + ([131072],),
+}
+
+
 # What each fixture loses where the grader re-runs it on a GPU (`grade --gpu`): the same, but for the cell that
 # spins the GPU, which a machine without one never reaches (its import or its launch raises) -- on the GPU the
 # re-run is stopped at its limit and the GPU's part of step 6 scores 0.
 GPU_FIXTURES = {"right": {}, "plan_misses_elements": {"q6": 1}, "plan_writes_out_of_bounds": {"q6": 1},
-                "bytes_move_claimed_identical": {"q7": 1}, "gate_does_not_switch": {"q6": 1},
+                "bytes_move_claimed_identical": {"q6": 3, "q7": 1}, "gate_does_not_switch": {"q6": 3, "q7": 1},
                 "abba_not_interleaved": {"q6": 1}, "hang_on_the_gpu": {"q6": 2}}
 
 

@@ -300,6 +300,24 @@ def _measured_verdict(r: dict) -> tuple[str, bool] | None:
     return _verdict(gain, spread), abs(gain) > 3 * noise
 
 
+def _same(A: dict, B: dict) -> bool:
+    """Both arms read (no error) and one configuration: the same plan and the same gates beyond main's."""
+    return bool(A) and bool(B) and not A.get("error") and not B.get("error") and _arm_key(A) == _arm_key(B)
+
+
+def _confounded(A: dict, B: dict) -> str | None:
+    """Why step 6 scores nothing for these arms (§6: nothing but the thing under test differs), or None."""
+    if _same(A, B):
+        return ("arms: A and B are the same configuration, so the A/B measures nothing -- §6: the arms differ in "
+                "the one thing under test, your plan (LAUNCHLAB_LAB_ADD=1 against 0)")
+    extra = [f"{n} also sets " + ", ".join(f"LAUNCHLAB_{k}={v}" for k, v in arm["extra"])
+             for n, arm in (("A", A), ("B", B)) if arm.get("extra")]
+    if extra:
+        return (f"arms: {'; '.join(extra)} -- a gain would be that gate's as much as your plan's; §6: nothing but "
+                f"the thing under test differs between the arms")
+    return None
+
+
 def q6(a: dict, ref: dict) -> list:
     import statistics
     r = a.get("rerun") or {}
@@ -312,6 +330,9 @@ def q6(a: dict, ref: dict) -> list:
                          f"({ref['target_blocks']} of the 132 SMs)")
     arms = r.get("arms") or {}
     A, B = arms.get("A") or {}, arms.get("B") or {}
+    confounded = _confounded(A, B)
+    if confounded:                              # §6's discipline: no credit for an A/B that compares nothing
+        return [(1, False, confounded)] * 3
     switches = (not A.get("error") and not B.get("error") and A.get("plan") is not None and B.get("plan") is None)
     order = r.get("order")
     p2 = (1, switches and _interleaved(order),
@@ -350,9 +371,7 @@ def _truth(r: dict, ref: dict) -> bool | None:
     arms = r.get("arms") or {}
     if any((arms.get(x) or {}).get("error") or not arms.get(x) for x in "AB"):
         return None
-    ka, kb = _arm_key(arms["A"]), _arm_key(arms["B"])
-    if ka == kb:
-        return all(ref["fix_same"].values())
+    ka, kb = _arm_key(arms["A"]), _arm_key(arms["B"])     # one configuration never gets here (q7 refuses it)
     other = kb if ka == MAIN else ka if kb == MAIN else None
     got = ref["fix_cmps"].get(other)
     return None if not got else all(got.values())
@@ -363,6 +382,12 @@ def q7(a: dict, ref: dict) -> list:
     form = a["claim"] in ("bit-identical", "not bit-identical") and a["evidence"] == "cmp"
     known = (isinstance(depths, list) and all(type(d) is int for d in depths) and len(set(depths)) >= 2
              and set(depths) <= set(ref["fix_depths"]))
+    arms = (a.get("rerun") or {}).get("arms") or {}
+    if _same(arms.get("A") or {}, arms.get("B") or {}):         # §7: a cmp of a configuration with itself
+        return [(1, form and known, "depths: more than one depth (each one the cmp compared), and the evidence "
+                                    "for a bit-identity claim is bytes compared (cmp)"),
+                (1, False, "claim: your two arms are one configuration: its cmp with itself is identical by "
+                           "construction and shows nothing -- §7: compare the bytes of the two arms you changed")]
     truth = _truth(a.get("rerun") or {}, ref)
     right = truth is not None and a["claim"] == ("bit-identical" if truth else "not bit-identical")
     return [(1, form and known, "depths: more than one depth (each one the cmp compared), and the evidence for a "

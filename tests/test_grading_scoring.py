@@ -84,7 +84,10 @@ def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_me
     assert REF["fix_same"] == {"2048": True, "131072": True} and REF["fix_reference"] == '[[224, 32, 1], []]'
     g = grading.score({"answers": values()}, REF, t, "ada",
                       rerun_facts=dict(right_rerun(), arms={"A": right_rerun()["arms"]["A"]} | {"B": right_rerun()["arms"]["A"]}))
-    assert g.points["q7"] == 2.0                 # one arm twice is identical to itself: the recorded main vs main
+    # one arm twice (issue 58): an A/B of nothing -- step 6 scores 0 of 3, step 7's identity claim 0 (its cmp
+    # compares one configuration with itself); the depths and evidence point stays
+    assert (g.points["q6"], g.points["q7"]) == (0.0, 1.0)
+    assert "the same configuration" in g.feedback and "§6" in g.feedback and "§7" in g.feedback
     assert REF["ranking"][:3] == ["rms_norm:rms_norm_f32 [1] 128", "mla_decode:mla_split [129, 1, 1] 128",
                                   "kda_decode:kda_walk<0> [1, 12] 128"]
 
@@ -154,8 +157,10 @@ def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_me
     (dict(__rerun__=rerun(widths=lambda w: dict(w, **{"1": dict(w["1"], past_end=1)}))), {"q6": 1}),
     (dict(__rerun__=rerun(widths=lambda w: dict(w, **{"2": dict(w["2"], plan=None, error="raised")}))), {"q6": 1}),
     (dict(__rerun__=rerun(blocks_at_n=65)), {"q6": 1}), (dict(__rerun__=rerun(blocks_at_n=66)), {}),
-    (dict(__rerun__=rerun(arms=lambda a: dict(a, B=dict(a["A"])))), {"q6": 2}),   # B is A: main's reps not served
-    (dict(__rerun__=rerun(arms=lambda a: dict(a, A=dict(a["B"])))), {"q6": 2}),   # A is main: no fix measured
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, B=dict(a["A"])))), {"q6": 3, "q7": 1}),   # B is A: nothing differs
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, A=dict(a["B"])))), {"q6": 3, "q7": 1}),   # A is main: the same
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, A=dict(a["B"]), B=dict(a["A"])))), {"q6": 2}),   # swapped: no fix
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, B=dict(a["B"], error="bad gate")))), {"q6": 2, "q7": 1}),
     (dict(__rerun__=rerun(order="AAABBB")), {"q6": 1}), (dict(__rerun__=rerun(order="BAABBA")), {}),
     (dict(__rerun__=rerun(order="ABABAB")), {"q6": 1}),
     (dict(__rerun__=rerun(order="ABBA")), {"q6": 2}),                      # two reps each were measured, not three
@@ -165,7 +170,9 @@ def test_the_right_answers_score_full_marks_and_the_reference_is_what_the_lab_me
     (dict(claim="not bit-identical"), {"q7": 1}), (dict(claim="identical"), {"q7": 2}),
     (dict(evidence="tolerance"), {"q7": 1}), (dict(evidence="allclose"), {"q7": 1}),
     (dict(__rerun__=rerun(arms=lambda a: dict(a, A=dict(a["A"], extra=[["MLA_FLOOR", "derived"]])))),
-     {"q6": 1, "q7": 1}),                                  # its reps are another arm's, and its bytes move at 131,072
+     {"q6": 3, "q7": 1}),              # two things changed (issue 58: §6), and its bytes move at 131,072
+    (dict(__rerun__=rerun(arms=lambda a: dict(a, B=dict(a["B"], extra=[["PDL", "0"]])))),
+     {"q6": 3, "q7": 1}),              # a second gate in main's arm is a second change too; its cmp was not recorded
     (dict(depths=[2048]), {"q7": 1}), (dict(depths=[2048, 2048]), {"q7": 1}),
     (dict(depths=[2048, 8192]), {"q7": 1}), (dict(depths="2048, 131072"), {"q7": 1}),
     # q8: the head-derived sites
@@ -760,7 +767,7 @@ def test_the_claim_is_scored_against_the_graders_own_bytes():
     assert t._truth(flipped, REF) is False                                # main on either side
     same = copy.deepcopy(r)
     same["arms"]["B"] = dict(same["arms"]["A"])
-    assert t._truth(same, REF) is True                                    # one arm twice: main against main
+    assert t._truth(same, REF) is None          # one arm twice: no recorded cmp answers it (q7 refuses it first)
     neither = copy.deepcopy(moved)
     neither["arms"]["B"] = dict(r["arms"]["A"])
     assert t._truth(neither, REF) is None                                 # two arms, neither main: not recorded
@@ -838,3 +845,46 @@ def test_a_loss_the_machine_caused_is_not_told_as_the_learners_error():
     assert "  a cell of this step the cell ran past its time limit (20 s) and was stopped" in q1
     assert not [line for line in q1 if "your cell" in line]
     assert "  your cell raised ZeroDivisionError: division by zero" in fb
+
+
+def test_an_ab_of_nothing_or_of_two_changes_is_told_by_the_lecture_s_rule_word_for_word():
+    """Issue 58: the grader names §6's rule for arms of one configuration and for a second gate (in either arm,
+    every gate it sets), and §7's for a claim of identity on one configuration."""
+    r = right_rerun()
+    same = copy.deepcopy(r)
+    same["arms"]["B"] = dict(same["arms"]["A"])
+    assert t._confounded(same["arms"]["A"], same["arms"]["B"]) == (
+        "arms: A and B are the same configuration, so the A/B measures nothing -- §6: the arms differ in the one "
+        "thing under test, your plan (LAUNCHLAB_LAB_ADD=1 against 0)")
+    two = copy.deepcopy(r)
+    two["arms"]["A"]["extra"] = [["MLA_FLOOR", "derived"], ["PDL", "0"]]
+    two["arms"]["B"]["extra"] = [["KDA_VT", "1"]]
+    assert t._confounded(two["arms"]["A"], two["arms"]["B"]) == (
+        "arms: A also sets LAUNCHLAB_MLA_FLOOR=derived, LAUNCHLAB_PDL=0; B also sets LAUNCHLAB_KDA_VT=1 -- a gain "
+        "would be that gate's as much as your plan's; §6: nothing but the thing under test differs between the arms")
+    assert t._confounded(r["arms"]["A"], r["arms"]["B"]) is None
+    assert not t._same({}, r["arms"]["B"]) and not t._same(r["arms"]["A"], {})
+    err = dict(r["arms"]["A"], error="x")
+    assert not t._same(err, dict(err)) and t._same(r["arms"]["A"], dict(r["arms"]["A"]))
+    got = t.q7({"rerun": same, "claim": "bit-identical", "evidence": "cmp", "depths": [2048, 131072]}, REF)
+    assert got == [(1, True, "depths: more than one depth (each one the cmp compared), and the evidence for a "
+                             "bit-identity claim is bytes compared (cmp)"),
+                   (1, False, "claim: your two arms are one configuration: its cmp with itself is identical by "
+                              "construction and shows nothing -- §7: compare the bytes of the two arms you changed")]
+    six = t.q6({"rerun": same, **{k: None for k in t.ANSWERS["q6"]}}, REF)
+    assert six == [(1, False, t._confounded(same["arms"]["A"], same["arms"]["B"]))] * 3
+
+
+def test_one_configuration_needs_both_arms_read_and_the_second_plan_is_no_main():
+    r = right_rerun()
+    a = r["arms"]["A"]
+    err = dict(a, error="x")
+    assert not t._same(err, dict(a)) and not t._same(dict(a), err)       # an arm not read is no configuration
+    other = {"A": a, "B": dict(a, plan=[112, 64, 1])}                       # two plans: they differ, neither main
+    six = t.q6({"rerun": dict(r, arms=other), **{k: None for k in t.ANSWERS["q6"]}}, REF)
+    assert six[1] == (1, False, "arms: A must launch your plan (LAUNCHLAB_LAB_ADD=1) and B main's (0)")
+    same = dict(r, arms={"A": a, "B": dict(a)})
+    got = t.q7({"rerun": same, "claim": "bit-identical", "evidence": "cmp", "depths": [2048]}, REF)
+    assert [ok for _, ok, _ in got] == [False, False]                    # one depth fails the form there too
+    got = t.q7({"rerun": same, "claim": "bit-identical", "evidence": "tolerance", "depths": [2048, 131072]}, REF)
+    assert [ok for _, ok, _ in got] == [False, False]

@@ -95,7 +95,8 @@ def test_the_summary_counts_what_is_committed(summary_figures):
         len(t.points) for t in owners)
     assert h["transfer_exercises"] == len(hands.transfer_exercises())
     assert set(h) == {"your_turn_cells", "your_turn_sections", "your_turn_replay_points", "lab_learner_written_steps",
-                      "gpu_grading_fixtures", "gpu_grading_fixtures_right", "transfer_exercises", "refusal_lines_max"}
+                      "gpu_grading_fixtures", "gpu_grading_fixtures_right", "transfer_exercises", "refusal_lines_max",
+                      "exercises_with_second_try", "public_check_catches", "public_check_cases"}
 
 
 def test_gpu_grading_counts_each_fixture_once_and_only_the_ones_scored_as_deserved(tmp_path):
@@ -104,3 +105,50 @@ def test_gpu_grading_counts_each_fixture_once_and_only_the_ones_scored_as_deserv
     p.write_text(json.dumps({"fixtures": [{"name": "a", "as_deserved": True}, {"name": "b", "as_deserved": False},
                                           {"name": "c", "as_deserved": True}]}))
     assert hands.gpu_grading(p) == (3, 2)
+
+
+def test_every_number_and_choice_exercise_gives_a_second_try_and_the_count_sees_one_that_does_not(monkeypatch):
+    """Issue 58: each of the 27 numeric exercises (and the 13 choices) answers a first wrong answer with a hint,
+    not the key, and a second with the key; a checker that gives the key at once is counted out."""
+    from launchlab.core import exercise
+    n = sum(e.kind == "number" for e in hands.EXERCISES.values())
+    assert hands.exercises_with_second_try() == n == 27
+    assert hands.exercises_with_second_try(("choice",)) == 13
+    real = exercise.grade
+    monkeypatch.setattr(exercise, "grade", lambda k, a, *c, reveal=True: real(k, a, *c, reveal=True))
+    assert hands.exercises_with_second_try() == 0
+
+    def leaks(k, a, *c, reveal=True):            # a first try that quotes the key beside its hint
+        fb = real(k, a, *c, reveal=reveal)
+        if not reveal:
+            e = hands.EXERCISES[k]
+            fb.text += f" (it is {e.shown(e.expected(*c))})"
+        return fb
+    monkeypatch.setattr(exercise, "grade", leaks)
+    assert hands.exercises_with_second_try() == 0
+
+
+def test_the_public_check_count_refuses_every_wrong_case_and_counts_nothing_if_it_refuses_the_right_fix():
+    caught, cases = hands.public_check()
+    assert caught == ["abab_alternating", "abba_not_interleaved", "arms_swapped", "bytes_move_claimed_identical",
+                      "gate_does_not_switch", "one_depth", "plan_misses_elements", "plan_writes_out_of_bounds"]
+    assert cases == 8
+    from launchlab.faces import grading
+    fx = grading.fixtures()                        # every step 6-7 fixture the grader re-runs is among them
+    assert {k for k, (_, _, lost) in fx.FIXTURES.items() if k in fx.GPU_FIXTURES and lost} <= set(caught)
+    from launchlab.faces import grading
+    pc = dict(grading.fixtures().PUBLIC_CASES)
+    right = pc["right"]
+    assert hands.public_check({"right": right, "also right": (right[0], right[1], "BAABBA", right[3])}) == ([], 1)
+    assert hands.public_check({"right": pc["gate_does_not_switch"], "x": pc["one_depth"]}) == ([], 1)
+
+
+def test_the_arms_scores_read_step_6_of_the_two_fixtures(tmp_path):
+    """summary's "grading": 3 points minus what step 6 lost, per fixture, from the benchmark's report."""
+    p = tmp_path / "report.json"
+    p.write_text(json.dumps({"fixtures": {"gate_does_not_switch": {"lost": {"q6": 3.0, "q7": 1.0}},
+                                          "bytes_move_claimed_identical": {"lost": {"q7": 1.0}}}}))
+    assert hands.arms_scores(p) == {"unswitched_arms_score": 0.0, "confounded_arms_score": 3,
+                                    "step6_points": 3}
+    committed = hands.arms_scores()
+    assert committed["unswitched_arms_score"] == committed["confounded_arms_score"] == 0

@@ -73,14 +73,48 @@ def test_a_plan_that_is_right_at_7168_and_wrong_elsewhere_is_caught_at_a_width_n
     assert bad == want
 
 
-def test_a_gate_that_does_not_switch_and_an_abba_that_does_not_interleave_lose_step_6s_second_point(tmp_path, ref):
-    gate = _facts(tmp_path, "gate_does_not_switch")
-    assert gate["arms"]["B"]["plan"] == [224, 32, 1]
+def test_an_abba_that_does_not_interleave_loses_step_6s_second_point(tmp_path, ref):
     order = _facts(tmp_path, "abba_not_interleaved")
     assert order["order"] == "AAABBB" and order["arms"]["B"]["plan"] is None
-    for f in (gate, order):
-        p2 = t.q6({"rerun": f, **{k: None for k in t.ANSWERS["q6"]}}, ref)[1]
-        assert not p2[1]
+    p = t.q6({"rerun": order, **{k: None for k in t.ANSWERS["q6"]}}, ref)
+    assert not p[1][1] and p[0][1]                       # the order's point lost, the plan's kept
+
+
+def _right_answers(f, ref) -> dict:
+    """The answers step 6 and 7 would credit for these facts were the arms sound: the reps replay serves."""
+    want = t._replayed(f, ref)
+    import statistics
+    gain = statistics.median(want["B"]) - statistics.median(want["A"])
+    spread = max(max(v) - min(v) for v in want.values())
+    return {"rerun": f, "reps_main": want["B"], "reps_fix": want["A"], "gain_ms": gain, "spread_ms": spread,
+            "verdict": t._verdict(gain, spread), "claim": "bit-identical", "evidence": "cmp",
+            "depths": [2048, 131072]}
+
+
+def test_an_ab_of_one_configuration_scores_nothing_in_step_6_and_its_identity_claim_nothing_in_step_7(tmp_path,
+                                                                                                   ref):
+    """Issue 58: both arms LAUNCHLAB_LAB_ADD=1 (A's line copied) compare nothing: every point of step 6 is lost,
+    with §6's rule said, and step 7's claim of identity -- its cmp compares one configuration with itself."""
+    gate = _facts(tmp_path, "gate_does_not_switch")
+    assert gate["arms"]["A"]["plan"] == gate["arms"]["B"]["plan"] == [224, 32, 1]
+    a = _right_answers(gate, ref)
+    six = t.q6(a, ref)
+    assert [ok for _, ok, _ in six] == [False, False, False]
+    assert all(m.startswith("arms: A and B are the same configuration") and "§6" in m for _, _, m in six)
+    seven = t.q7(a, ref)
+    assert [ok for _, ok, _ in seven] == [True, False] and "§7" in seven[1][2]
+    assert "identical by construction" in seven[1][2]
+
+
+def test_an_arm_that_changes_a_second_gate_scores_nothing_in_step_6(tmp_path, ref):
+    """Arm A also derives the MLA floor: its +1.17 ms is §4's, not the plan's. Step 6 gives none of its 3 points
+    (the plan's included: the A/B it is measured by is not the plan's), and says which gate and which rule."""
+    f = _facts(tmp_path, "bytes_move_claimed_identical")
+    six = t.q6(_right_answers(f, ref), ref)
+    assert [ok for _, ok, _ in six] == [False, False, False]
+    assert six[0][2].startswith("arms: A also sets LAUNCHLAB_MLA_FLOOR=derived") and "§6" in six[0][2]
+    right = _facts(tmp_path, "right")
+    assert [ok for _, ok, _ in t.q6(_right_answers(right, ref), ref)] == [True, True, True]
 
 
 def test_bytes_that_move_under_an_identity_claim_are_found_by_the_recorded_cmp(tmp_path, ref):

@@ -20,7 +20,8 @@ def figs(summary_figures):
 
 def test_one_object_keyed_by_section(figs):
     assert list(figs) == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "audit", "reliability",
-                         "browser", "presenter", "gpus", "architecture", "course", "reading", "tests", "hands"]
+                         "browser", "presenter", "gpus", "architecture", "course", "reading", "tests", "hands",
+                         "grading"]
 
 
 def test_the_tests_figures_as_issue_27_asks(figs):
@@ -84,7 +85,8 @@ LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): 
          ("hands", "your_turn_sections"): str, ("hands", "lab_learner_written_steps"): int,   # and issue 39's,
          ("09", "limits_without_cgroups"): str,                # and issue 56's,
          ("audit", "models_audited"): str,                                                  # and issue 40's;
-         ("gpus", "archs_partly_built"): str, ("audit", "archs"): str, ("audit", "grep_apis"): str}   # issue 57's
+         ("gpus", "archs_partly_built"): str, ("audit", "archs"): str, ("audit", "grep_apis"): str,   # issue 57's,
+         ("hands", "public_check_catches"): str}                                                  # issue 58's
 # issue 40's figures per model (or per arm): one number for each name
 DICTS = {("audit", "launch_shapes"): int, ("audit", "idle_share_of_gpu_time"): float,
          ("audit", "user_fix_kernel_us_per_step"): float, ("audit", "user_fix_idle_sm_us_per_step"): float,

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Everything the course does on the H200, in one command (for the device tool or any GPU machine).
 #   tools/h200.sh record compare bench sanitize sweep badinputs course profile phases tests notebooks livecheck gradegpu
+#   tools/h200.sh yourturn         the your-turn launches alone (recording your_turn)
 #   tools/h200.sh kdacontention    section03 alone (with issue 41's contention on main's graph-timed kernel)
-# Left for the next H200 (issue 59, as of 2026-12-05: no H200 came; an H100 ran the sweep, the fixtures, the slices):
-#   tools/h200.sh kdacontention sweep gradegpu tests     section 03 re-recorded (main's contention), the sanitizer
-#                                                        sweep and the grader's GPU fixtures on the H200, pytest -m gpu
-#                                                        (a slice inside a slice among them; notebook 11's live paths)
+# Done on the H200 2026-12-05 (17:11-17:43 UTC): kdacontention, sweep, gradegpu (before issue 58's grader), tests.
+# Left for the next H200 (issue 59):
+#   git apply build/pending/turns-3pairs-shortgrid.patch (06's ABBA of three pairs, 07's short grid; the copy is in
+#   docs/notes/pending-turns.patch), then: tools/h200.sh yourturn gradegpu tests
+#                                                        your_turn re-recorded (06 three pairs, 07 one block short at
+#                                                        each block), the grader's GPU fixtures after issue 58's
+#                                                        grader (make them first: grade --make-gpu-fixtures), -m gpu
 #   then, on two fresh machines after the wave's last kernel or notebook change: tools/h200.sh course
+#   A recording must come from an H200: an H100 answered one call (your_turn then was not kept).
 # Wheels: ../shared/tools/gpu-wheels.sh cupti-python fla-core==0.6.0 (the image has neither: the audit's CUPTI path
 # needs cupti-python, section 03's FLA peer fla-core; a run without them records nothing FLA-dependent, 2026-12-05).
 # gradegpu grades the GPU fixtures made here beforehand (no GPU needed: `python -m launchlab grade
@@ -46,6 +51,7 @@ for stage in "$@"; do
     tests)    $PY -m pytest -q -m gpu tests -p no:cacheprovider 2>&1 | tee "$OUT/tests.log" | tail -30 ;;
     notebooks) $PY -m pytest -q notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout 900 -p no:cacheprovider 2>&1 | tee "$OUT/nbval.log" | tail -30 ;;
     livecheck) $PY tools/live_check.py notebooks/[0-9][0-9]*_*.ipynb 2>&1 | grep -v WARNING | tee "$OUT/livecheck.log" ;;
+    yourturn) $PY -m launchlab record your_turn --out "$OUT/rec" 2>&1 | grep -v WARNING | tee "$OUT/yourturn.log" | tail -3 ;;
     kdacontention) # section 03 without FLA's peer loses its kda_vs_fla keys: refuse rather than record half of it
               $PY -c "import fla" 2>/dev/null || { echo "fla-core is not importable: carry it (see the header)"; status+=("kdacontention refused: no fla-core"); continue; }
               $PY -m launchlab record section03 --out "$OUT/rec" 2>&1 | grep -v WARNING | tee "$OUT/kdacontention.log" | tail -5 ;;

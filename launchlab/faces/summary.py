@@ -10,7 +10,8 @@ in CI and on a GPU machine. "architecture" is measured from the package's tree (
 and coverage reports (launchlab.faces.testsuite). "gpus" is the machines: the green slices of the H200 measured
 and the architectures every kernel builds for (launchlab.faces.gpus). "hands" is what the learner launches,
 fixes and answers with their own hands, counted from the notebooks, the recordings and the grading report
-(launchlab.faces.hands).
+(launchlab.faces.hands); "grading" what the lab's step 6 gives an A/B in which nothing, or two things, changed
+(issue 58: 0 of 3 each, read from the last `grade --benchmark`).
 """
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def _figures(data_dir=None) -> dict:
     out["reading"] = page.headline()                  # what the committed outputs put on the screen (issue 41)
     out["tests"] = testsuite.headline()               # read from the tests' committed reports (issue 27)
     out["hands"] = hands.headline(data_dir)           # the learner's own launches, fix and exercises (issue 39)
+    out["grading"] = hands.arms_scores()              # what an A/B of nothing scores in step 6 (issue 58)
     return out
 
 

@@ -15,6 +15,11 @@ build either way. Then, in the learner's own cells:
                         as the H200 recorded it (recording `lab_fix`)
     cmp(arms, depth)    the two arms' dumps of every layer compared byte for byte at one depth
     order()             the arms in the order rep() was asked for them (the grader reads this, not a printout)
+    problems6(plan, arms, sequence), problems7(arms, depths)
+                        the public check of steps 6-7 (the notebook's grader.check): what the grader would refuse,
+                        found on the CPU with the lecture's reason -- widths the plan fails, arms that are one
+                        configuration or change a gate beyond LAUNCHLAB_LAB_ADD, an order that is not ABBA, a
+                        comparison at one depth -- never the answer
 
 The recording `lab_fix` holds every plan of BLOCKS x EPTS at the covering grid, each an ABBA of three pairs
 against main and a cmp at both DEPTHS; and the reference plan with the MLA floor also derived in arm A (a change
@@ -336,6 +341,75 @@ def describe(plan, n: int = N) -> str:
         rows.append(f"refused at n = {n:,}: {e}")
     rows.append(fit(coverage_line(plan), hang=2))
     return "\n".join(rows)
+
+
+# ------------------------------------------------------------------ the public check of steps 6-7 (before grading)
+RULE_ARMS = (f"§6: the arms differ in the one thing under test and nothing else -- your plan, {ENV}=1 in A "
+             f"against 0 in B, every other gate main's")
+RULE_ORDER = ("§6: three pairs, one rep of each arm per pair, the first arm alternating (ABBAAB or BAABBA), so a "
+              "drift of the machine lands on both arms alike")
+RULE_BYTES = "§7: a claim of identity compares the bytes of two different configurations, at more than one depth"
+
+
+def _arms(arms, plan=None) -> tuple[Config, Config] | str:
+    """Both arms as the step would read them. What they set is judged, not the plan (its widths are a check of
+    their own): a plan that is not written, not registered or not valid at the step's width stands in as a
+    covering one, the same in both arms."""
+    plan = plan if plan is not None else residual_add.registered()
+    if plan is None or _blank(plan) or tried(plan, (N,))[0][1]:
+        plan = lambda n: (-(-n // REFERENCE.block), REFERENCE.block, 1)     # noqa: E731
+    with _Using(plan):
+        try:
+            return _arm(arms, "A"), _arm(arms, "B")
+        except (FixError, residual_add.PlanError) as e:
+            return f"arms: {e}"
+
+
+def problems6(plan, arms, sequence) -> list[str]:
+    """What step 6's grader would refuse, found here on the CPU and said with the lecture's reason, never the
+    answer: the plan at the grader's widths (which fail, and how), arms that are one configuration, arms that
+    change a gate beyond the learner's own, arms the wrong way round, an order that is not an ABBA of three
+    pairs. [] when nothing is wrong that the CPU can see (the times are the grader's to judge)."""
+    out = []
+    if _blank(plan):
+        out.append("plan: not written yet")
+    elif any(why for _, why in tried(plan)):
+        out.append(f"plan: {coverage_line(plan)}")
+    ab = _arms(arms, plan)
+    if isinstance(ab, str):
+        out.append(ab)
+    else:
+        a, b = ab
+        if a == b:
+            out.append(f"arms: A and B are the same configuration ({a.text()}): an A/B in which nothing differs "
+                       f"measures nothing -- {RULE_ARMS}")
+        else:
+            for name, c in (("A", a), ("B", b)):
+                if c.extra:
+                    out.append(f"arms: arm {name} also sets "
+                               f"{', '.join(f'{gates.PREFIX}{k}={v}' for k, v in c.extra)}: a gain would be that "
+                               f"gate's as much as your plan's -- {RULE_ARMS}")
+            if a.plan is None or b.plan is not None:
+                out.append(f"arms: A launches your plan ({ENV}=1) and B main's ({ENV}=0)")
+    if sequence not in ("ABBAAB", "BAABBA"):
+        out.append(f"sequence: {sequence!r} is not an ABBA of three pairs -- {RULE_ORDER}")
+    return out
+
+
+def problems7(arms, depths) -> list[str]:
+    """Step 7's comparison checked for what makes any claim on it empty, before grading: arms that are one
+    configuration (a cmp of it with itself is identical by construction), fewer than two depths. The claim and
+    its evidence are the learner's answer: the grader's to judge, not this check's."""
+    out = []
+    ab = _arms(arms)
+    if isinstance(ab, str):
+        out.append(ab)
+    elif ab[0] == ab[1]:
+        out.append(f"arms: A and B are the same configuration ({ab[0].text()}): its cmp with itself is identical "
+                   f"by construction and shows nothing -- {RULE_BYTES}")
+    if not (isinstance(depths, (list, tuple)) and len(set(depths)) >= 2):
+        out.append(f"depths: {depths!r}: compare at two depths at least -- {RULE_BYTES}")
+    return out
 
 
 _order: list[str] = []
