@@ -168,6 +168,21 @@ def simulate(p: Plan, n: int, pad: int = 64) -> np.ndarray:
     return np.bincount(idx[idx < n + pad], minlength=n + pad)[:n + pad]
 
 
+def emulate(p: Plan, h: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """What add_inplace_ept leaves in h under plan p (numpy, thread by thread): each element a thread's index rule
+    reaches is h + a in float32, every other one is h as it was. For a plan that writes past the end it returns
+    h[:n] only (what lies past the end is someone else's memory)."""
+    h = np.asarray(h, np.float32)
+    n = h.size
+    t = np.arange(p.threads, dtype=np.int64)
+    first = t[t * p.ept < n] * p.ept
+    idx = (first[:, None] + np.arange(p.ept)[None, :]).reshape(-1)
+    idx = idx[idx < n]
+    out = h.copy()
+    out[idx] = add_ref(h[idx], np.asarray(a, np.float32)[idx])
+    return out
+
+
 GUARD = 0x7FC0DEAD                   # a NaN payload no add of finite values produces
 
 

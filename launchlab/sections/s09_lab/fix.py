@@ -27,10 +27,14 @@ that moves bytes at 131,072: the claim of identity that a single shallow cmp wou
 """
 from __future__ import annotations
 
+import hashlib
+import math
 import statistics
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from launchlab.core import dumps, gates, hardware, loader, mode, occupancy, recordings, timing
 from launchlab.core.door import Door
@@ -428,11 +432,51 @@ def _arm(arms, name) -> Config:
     return config(arms[name])
 
 
-def _nearest(c: Config, d: FixData) -> str:
+def _gain(r: Run) -> float:
+    """main's median rep less the plan's (ms/token): positive when the plan is faster."""
+    return statistics.median(r.arm("B")) - statistics.median(r.arm("A"))
+
+
+def around(plan: tuple, d: FixData) -> list[Run]:
+    """The recorded plans around an unrecorded one, one on each side of the edit where the recording has one: the
+    same block and ept at its recorded grid; the closest smaller and larger block at the same ept; the closest
+    smaller and larger ept at the same block (each side's nearest by ratio, then the other knob)."""
     have = [r for r in d.runs if not r.extra and r.plan]
-    want = c.plan or (0, 0, 0)
-    near = sorted(have, key=lambda r: (abs(r.plan[1] - want[1]), abs(r.plan[2] - want[2])))[:3]
-    return "; ".join(residual_add.Plan(*r.plan).text() for r in near)
+    grid, block, ept = plan
+
+    def lg(a: int, b: int) -> float:
+        return round(abs(math.log(a / b)), 9)
+
+    sides = [[r for r in have if r.plan[1] == block and r.plan[2] == ept],
+             sorted((r for r in have if r.plan[1] < block), key=lambda r: (lg(r.plan[1], block), lg(r.plan[2], ept))),
+             sorted((r for r in have if r.plan[1] > block), key=lambda r: (lg(r.plan[1], block), lg(r.plan[2], ept))),
+             sorted((r for r in have if r.plan[2] < ept), key=lambda r: (lg(r.plan[2], ept), lg(r.plan[1], block))),
+             sorted((r for r in have if r.plan[2] > ept), key=lambda r: (lg(r.plan[2], ept), lg(r.plan[1], block)))]
+    out: list[Run] = []
+    for side in sides:
+        if side and side[0] not in out and tuple(side[0].plan) != tuple(plan):
+            out.append(side[0])
+    return out
+
+
+def unrecorded(c: Config, d: FixData) -> str:
+    """Replay's answer for an arm whose reps were not recorded: what the CPU computes of it for real (the widths it
+    covers, how it fills the H200) and the measured gains of the recorded plans around it -- never a time made up."""
+    if c.plan is None or c.extra:
+        return (f"{c.text()}: this arm was not recorded on the H200, so its reps need a GPU (live mode). Recorded: "
+                f"the {len(d.runs) - sum(bool(r.extra) for r in d.runs)} plans of blocks {', '.join(map(str, BLOCKS))} "
+                f"x ept {', '.join(map(str, EPTS))} at their covering grid against main's add, and "
+                f"{REFERENCE.text()} with {', '.join(f'{gates.PREFIX}{k}={v}' for k, v in MOVES_BYTES.items())}")
+    p = residual_add.Plan(*c.plan)
+    o = resident(p.block)
+    fill = min(p.grid, o.blocks_per_wave) / o.blocks_per_wave if o.blocks_per_sm else 0.0
+    sms = hardware.spec("H200").sm_count
+    near = "; ".join(f"{r.plan[0]} x {r.plan[1]} ept {r.plan[2]} {_gain(r):+.3f}" for r in around(c.plan, d))
+    return (f"{p.text()}: not recorded on the H200; its time needs a GPU (live mode) and is never made up.\n"
+            f"On the CPU: covers n = {N:,} exactly; {p.grid} blocks on {sms} SMs ({p.grid / sms:.2f} per SM), "
+            f"{o.blocks_per_sm} resident per SM, wave fill {fill:.1%}.\n"
+            f"Recorded around it, main less plan (ms/token, ctx {d.ctx:,}, cold): {near} -- replay one of these, "
+            f"or run yours live.")
 
 
 def _recorded_rep(c: Config, d: FixData) -> float:
@@ -448,8 +492,7 @@ def _recorded_rep(c: Config, d: FixData) -> float:
     else:
         run = d.run(c)
         if run is None:
-            raise FixError(f"{c.text()}: this arm needs a GPU (it was not recorded on the H200); recorded plans "
-                           f"near it: {_nearest(c, d)}")
+            raise FixError(unrecorded(c, d))
         reps = run.arm("A")
     k = _served.get(c, 0)
     _served[c] = k + 1
@@ -478,7 +521,7 @@ class Compared:
 
     def __str__(self) -> str:
         what = "IDENTICAL" if self.identical else f"{self.differing:,} of {self.elements:,} values differ"
-        return (f"ctx {self.depth:>7,}: {what} (sha256 {self.sha_a[:12]} / {self.sha_b[:12]})"
+        return fit(f"ctx {self.depth:>7,}: {what} (sha256 {self.sha_a[:12]} / {self.sha_b[:12]})"
                 + (f" -- {self.note}" if self.note else ""))
 
 
@@ -492,10 +535,27 @@ def _recorded_cmp(a: Config, b: Config, depth: int, d: FixData) -> Compared:
     if b.plan is not None or b.extra:
         a, b = b, a
     x = d.cmp(a, depth) if b == Config(None) else None
+    if x is None and b == Config(None) and a.plan is not None and not a.extra:
+        return added_on_cpu(a, depth)
     if x is None:
         raise FixError(f"cmp of {a.text()} against {b.text()} at ctx {depth:,} needs a GPU (not recorded); the "
                        f"recording compares each recorded plan against main at ctx {' and '.join(map(str, DEPTHS))}")
     return Compared(depth, x.identical, x.differing, x.elements, x.sha_a, x.sha_b)
+
+
+def added_on_cpu(a: Config, depth: int, seed: int = 7) -> Compared:
+    """Replay's cmp of an unrecorded plan against main, computed for real on the CPU: the residual add -- the one
+    kernel the two arms launch differently -- by each plan's index rule (residual_add.emulate) over one row of
+    N float32 pairs, byte for byte. The whole step's dump at `depth` needs a GPU; the note says so."""
+    rng = np.random.default_rng(seed)
+    h, x = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+    mine = residual_add.emulate(residual_add.Plan(*a.plan), h, x)
+    main = residual_add.emulate(residual_add.main_plan(N), h, x)
+    differ = int(np.count_nonzero(mine.view(np.uint32) != main.view(np.uint32)))
+    return Compared(depth, differ == 0, differ, N, hashlib.sha256(mine.tobytes()).hexdigest(),
+                    hashlib.sha256(main.tobytes()).hexdigest(),
+                    f"not recorded: computed on the CPU, the residual add alone by both plans' index rule over "
+                    f"{N:,} float32 pairs; the step's dump at ctx {depth:,} needs a GPU")
 
 
 def cmp(arms: dict, depth: int, a: str = "A", b: str = "B") -> Compared:
