@@ -131,17 +131,41 @@ def test_section04_padding_shared_memory_lowers_residency_and_too_little_is_refu
     assert one.shape.smem == 120 * 1024 and one.occupancy.blocks_per_sm == 1
 
 
-@pytest.mark.parametrize("grid,block,ok", [(4096, 256, True), (4095, 256, False), (1024, 1024, True),
-                                           (1023, 1024, False), (32768, 32, True), (32767, 32, False),
-                                           (10923, 96, True), (10922, 96, False), (8192, 256, True)])
-def test_section07_grid_must_give_every_element_a_thread(grid, block, ok):
-    # 2^20 elements, one thread each: grid >= ceil(2^20 / block)
-    assert ok == (grid * block >= 1 << 20)
-    if ok:
-        TURNS["07"].check(grid, block)
+@pytest.mark.parametrize("grid,block,left", [(4096, 256, 0), (4095, 256, 256), (1024, 1024, 0),
+                                             (1023, 1024, 1024), (32768, 32, 0), (32767, 32, 32),
+                                             (10923, 96, 0), (10922, 96, 64), (8192, 256, 0), (1, 1024, 1047552)])
+def test_section07_a_short_grid_runs_guarded_and_leaves_the_tail_for_cmp(grid, block, left):
+    """Issue 58: a grid short of 2^20 elements is not refused (the kernel's `if (i < n)` keeps it safe); the
+    elements no thread reaches are 2^20 - grid x block (worked out: 10,922 x 96 = 1,048,512 -> 64 left), and
+    the refusal no longer prints the covering grid, the answer to 07's own question."""
+    from launchlab.sections.s07_bit_identity import turn as t07
+    s, _, _ = TURNS["07"].check(grid, block)
+    assert t07.unreached(s) == left
+    rec = TURNS["07"].recorded()
+    for p in rec.points:                  # recorded: covering grids identical, a short one differs by its tail
+        assert p.compare.identical == (t07.unreached(p.shape) == 0)
+        assert p.compare.differing == t07.unreached(p.shape), p.shape
+    assert {(g, b) for g, b, _ in t07.TURN.points} >= {(-(-(1 << 20) // b) - 1, b) for b in t07.BLOCKS}
+    if not mode.is_live() and rec.at(s) is None:
+        # replay, not recorded: cmp computed on the CPU by the kernel's numpy reference, said as such, and no time
+        r = TURNS["07"].launch(grid, block)
+        assert r.timing is None and "needs a GPU" in r.source
+        assert r.compare.differing == left and r.compare.identical == (left == 0)
+        assert "computed on the CPU" in r.compare.against and r.compare.elements == 1 << 20
+
+
+def test_section06s_replay_says_its_recording_has_fewer_pairs_than_the_section_runs():
+    if mode.is_live():
+        pytest.skip("reads the recording")
+    from launchlab.sections.s06_one_binary import turn as t06
+    r = TURNS["06"].launch(1, 256)
+    made = len(r.abba.order) // 2
+    assert t06.PAIRS == 3 and TURNS["06"].pairs == 3
+    if made < 3:
+        assert f"ABBA of {made} pairs, before this section's 3" in r.source and "needs a GPU" in r.source
     else:
-        with pytest.raises(launch.LaunchError, match="unwritten"):
-            TURNS["07"].check(grid, block)
+        assert "pairs, before" not in r.source
+    assert "pairs, before" not in TURNS["07"].launch(4096, 256).source       # a section with no ABBA says nothing
 
 
 def test_every_recorded_point_passes_its_turns_checks_and_the_points_are_distinct():
@@ -237,7 +261,12 @@ def test_the_recording_holds_every_point_of_every_turn_with_a_time_and_the_cmp_w
     for key, t in TURNS.items():
         rec = t.recorded()
         recorded = {p.shape.key() for p in rec.points}
-        assert recorded == {t.check(*p)[0].key() for p in (t.shares or t).points}, key
+        declared = {t.check(*p)[0].key() for p in (t.shares or t).points}
+        assert recorded <= declared, key
+        # issue 58 added 07's short grids (one block short at each block); they wait for the H200's re-recording
+        # (issue 59, tools/h200.sh yourturn): until then they, and only they, are declared but not recorded
+        waiting = {shape(-(-(1 << 20) // b) - 1, b).key() for b in (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)}
+        assert declared - recorded <= (waiting if key == "07" else set()), key
         for p in rec.points:
             assert p.timing.n >= 10 and p.timing.median > 0, (key, p.shape)
             assert (p.compare is not None) == (key in ("02", "04", "06", "07", "08")), key
@@ -256,7 +285,7 @@ def test_the_h200_recording_shows_what_each_question_turns_on():
     # §2: the widened norm's bytes are the original's at every recorded block and row count
     assert all(p.compare.identical for p in TURNS["02"].recorded().points)
     # §7: any covering geometry leaves the bytes of numpy's fma
-    assert all(p.compare.identical for p in TURNS["07"].recorded().points)
+    assert all(p.compare.identical for p in TURNS["07"].recorded().points if p.shape.blocks * p.shape.threads >= 1 << 20)
     # §4/§8: the base split count is identical to itself; some other count moves bytes
     m = TURNS["04"].recorded()
     assert m.at(TURNS["04"].check((256, 1, 1), 128)[0]).compare.identical
@@ -280,7 +309,7 @@ def test_a_live_turn_launches_times_and_keeps_working_after_a_refusal(key, grid,
     if key == "04":
         assert r.compare is not None
     if key == "06":
-        assert r.abba is not None and r.abba.order == ["A", "B", "B", "A"]
+        assert r.abba is not None and r.abba.order == ["A", "B", "B", "A", "A", "B"]          # three pairs, as §6 and the lab
     again = t.launch(grid, block, smem)                # the context still works
     assert again.timing.median > 0
 

@@ -5,11 +5,12 @@
 #   tools/h200.sh kdacontention    section03 alone (with issue 41's contention on main's graph-timed kernel)
 # Done on the H200 2026-12-05 (17:11-17:43 UTC): kdacontention, sweep, gradegpu (before issue 58's grader), tests.
 # Left for the next H200 (issue 59):
-#   git apply build/pending/turns-3pairs-shortgrid.patch (06's ABBA of three pairs, 07's short grid; the copy is in
-#   docs/notes/pending-turns.patch), then: tools/h200.sh yourturn gradegpu tests
-#                                                        your_turn re-recorded (06 three pairs, 07 one block short at
-#                                                        each block), the grader's GPU fixtures after issue 58's
-#                                                        grader (make them first: grade --make-gpu-fixtures), -m gpu
+#   tools/h200.sh yourturn gradegpu tests              your_turn re-recorded (06's ABBA of three pairs, 07's short
+#                                                        grids, one block short at each block: landed 2026-12-05
+#                                                        without them, replay says so), the grader's GPU fixtures after
+#                                                        issue 58's grader (make them first: grade --make-gpu-fixtures),
+#                                                        -m gpu; then drop the 10 in tests/test_hands.py and the
+#                                                        `waiting` set in tests/test_yourturn.py
 #   then, on two fresh machines after the wave's last kernel or notebook change: tools/h200.sh course
 #   A recording must come from an H200: an H100 answered one call (your_turn then was not kept).
 # Wheels: ../shared/tools/gpu-wheels.sh cupti-python fla-core==0.6.0 (the image has neither: the audit's CUPTI path

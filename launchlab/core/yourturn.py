@@ -249,6 +249,10 @@ class Turn:
     points: tuple[tuple, ...] = ()              # (grid, block, smem) the recorder measures
     shares: "Turn | None" = None                # replay another section's points (same kernel and workload)
     families: tuple[str, ...] = ()              # more families the bench launches (for the recording's hashes)
+    on_cpu: Callable[[Shape], Compare] | None = None   # replay, a point not recorded: the section's cmp computed
+                                                # on the CPU by the kernel's numpy reference (said as such)
+    pairs: int = 0                              # an ABBA section: the pairs its bench runs (replay says when the
+                                                # recording holds fewer, until it is made again)
     _bench: object = field(default=None, init=False, repr=False)
 
     @property
@@ -295,10 +299,16 @@ class Turn:
             run.timing, run.compare, run.abba = hit.timing, hit.compare, hit.abba
             run.source = "the H200's time for this launch, from the recording"
             run.provenance = rec.provenance
+            made = len(hit.abba.order) // 2 if hit.abba is not None else 0
+            if made and made < self.pairs:
+                run.source += (f"; recorded as an ABBA of {made} pairs, before this section's {self.pairs}: the "
+                               f"{self.pairs}-pair run needs a GPU (live mode) until the recording is made again")
         else:
             run.source = ("this launch was not recorded on the H200: timing it needs a GPU (live mode); "
                           "the nearest recorded launches:")
             run.nearest = rec.nearest(run.shape)
+            if self.on_cpu is not None:
+                run.compare = self.on_cpu(run.shape)
 
     # ------------------------------------------------------------ recording
     def measure(self) -> Recorded:  # pragma: no mutate block (live only)

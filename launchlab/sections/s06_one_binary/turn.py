@@ -2,8 +2,8 @@
 
 Arm A is the original 128-thread kernel (LAUNCHLAB_RMS_WIDE=0), arm B the widened one at the block the learner
 writes (LAUNCHLAB_RMS_WIDE=1); both are in the same compiled module, so the comparison is of geometry alone.
-Two pairs, A B | B A, each rep a CUDA graph of 327 norms of one row (hot L2); every rep is printed, and the two
-arms' outputs are compared byte for byte.
+Three pairs, A B | B A | A B, as §6 and the lab measure a gate, each rep a CUDA graph of 327 norms of one row
+(hot L2); every rep is printed, and the two arms' outputs are compared byte for byte.
 
 The norm's workload, rules and single-arm bench live here too and §2's turn (launchlab.sections.s02_width.turn)
 uses them: §2's notebooks already read §6's PDL chain, so the import runs that way and never back.
@@ -59,7 +59,7 @@ class Bench:  # pragma: no mutate block (live only)
         return yourturn.Compare("the original 128-thread norm (rms_norm_f32)", same, diff, s.blocks * N)
 
 
-PAIRS = 2
+PAIRS = 3
 
 
 class ABBABench(Bench):  # pragma: no mutate block (live only)
@@ -72,7 +72,7 @@ class ABBABench(Bench):  # pragma: no mutate block (live only)
 TURN = yourturn.Turn(
     "06", rms_norm.FAMILY, lambda s: _plan(s).expr, f"one row of {N:,} per block, both arms",
     f"ABBA, each rep a CUDA graph of {rms_norm.NORMS_PER_TOKEN} norms", rules, ABBABench,
-    points=tuple((1, b, 0) for b in BLOCKS))
+    points=tuple((1, b, 0) for b in BLOCKS), pairs=PAIRS)
 
 DOOR = TURN.door()
 measure, data, recorded = DOOR.measure, DOOR.data, DOOR.recorded

@@ -54,7 +54,8 @@ register(Exercise(
     lambda: f"{turn.N:,} / 96 = {turn.N / 96:,.2f}, so {-(-turn.N // 96):,} blocks; the last one has "
             f"{-(-turn.N // 96) * 96 - turn.N} threads past the end, which the kernel's `if (i < n)` sends home. "
             f"Every covering grid writes the same bytes: each element's arithmetic does not depend on which "
-            f"block or thread does it.",
+            f"block or thread does it. One block fewer leaves the last {turn.N - (-(-turn.N // 96) - 1) * 96} "
+            f"elements unwritten, and cmp counts exactly those.",
     hint="the grid must cover every element: divide the element count by the block and round up, never down."))
 
 
