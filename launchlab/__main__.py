@@ -33,7 +33,7 @@
   sections [--readme]        the registered sections, as the course's map (--readme: write it into README.md)
   new-section KEY NAME TITLE [--family F]  a new section from the template (docs/adding-a-section.md)
   slides [NAME ...] [--out DIR]  the section notebooks 01-08 as static reveal.js decks (reveal.js from npm)
-  slides --notes [NAME ...]  each deck's speaker notes as a cue sheet: the sentence to say, the number to point at
+  slides --notes [NAME ...]  each deck's cue sheet: titles, what to say and point at, the room's questions with their answers, explorer moves, minutes
   audit --trace FILE [--steps N] [--mark NAME] [--device N] [--by sms|wave] [--top N] [--csv F] [--json F] [--figure F]
                              the lab's audit of any program's launches, read from a torch.profiler trace or a
                              CUPTI record; audit [--tool cupti|torch] -- python my_step.py ...: run it under
@@ -213,14 +213,14 @@ def _sections(args) -> int:
 
 
 def _slides(args) -> int:
-    from launchlab.faces import presenter, slides
+    from launchlab.faces import cuesheet, presenter, slides
     if args.notes:
         decks = [p for p in presenter.decks() if not args.names or any(n in p.name for n in args.names)]
         if not decks:
             print(f"no deck's name contains {' or '.join(args.names)}", file=sys.stderr)
             return 2
         for p in decks:
-            print(presenter.notes_sheet(p) + "\n")
+            print(cuesheet.sheet(p) + "\n")
         return 0
     for p in slides.write(Path(args.out), args.names or None):
         print(p)

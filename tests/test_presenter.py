@@ -193,12 +193,6 @@ def test_reveal_comes_pinned_from_npm():
     assert pkg["dependencies"]["reveal.js"] == entry["version"] and entry["integrity"].startswith("sha512-")
 
 
-def test_the_cue_sheet_lists_every_slide():
-    sheet = presenter.notes_sheet(DECKS[0])
-    nb = nbformat.read(str(DECKS[0]), as_version=4)
-    assert sheet.count("point at:") == len(presenter.slides(nb)) and sheet.count("[explorer]") == 3
-
-
 def test_a_listing_shown_as_html_is_hidden_like_a_markdown_one():
     """listing.show's page is HTML since issue 41: a deck-no-listing cell hides it on the slide, the present style
     has a rule for each representation, and the static deck leaves it out."""

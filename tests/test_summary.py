@@ -44,7 +44,8 @@ def test_the_presenter_figures_as_issue_28_asks(figs):
     from launchlab.faces import presenter
     p = figs["presenter"]
     assert set(p) == {"decks", "slides", "slides_overflowing", "explorers_in_decks", "explorers_moved_in_slides",
-                      "console_errors", "static_decks"}
+                      "console_errors", "static_decks", "cue_sheet_questions", "cue_sheet_answers"}
+    assert p["cue_sheet_answers"] == p["cue_sheet_questions"] >= 20          # issue 42: every question answered
     decks = [presenter.deck(n) for n in presenter.decks()]
     explorers = sum(1 for n in presenter.decks() for c in json.loads(n.read_text())["cells"] if presenter.is_explorer(c))
     assert p["decks"] == p["static_decks"] == len(decks) >= 8

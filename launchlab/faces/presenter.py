@@ -194,15 +194,6 @@ def deck(path: Path) -> dict:
             "pictures": pictures, "slide_cells": [s.cells for s in sl]}
 
 
-def notes_sheet(path: Path) -> str:
-    """The speaker notes of one deck as a cue sheet: slide, the sentence, the number."""
-    nb = json.loads(Path(path).read_text())
-    rows = [f"{Path(path).stem}: {len(slides(nb))} slides"]
-    for s in slides(nb):
-        rows.append(f"{s.number:>3}. {s.say}\n     point at: {s.point_at}" + ("   [explorer]" if s.explorers else ""))
-    return "\n".join(rows)
-
-
 # ------------------------------------------------------------------ the static decks (make slides)
 def static_notebook(nb: dict) -> dict:
     """The notebook as the static deck shows it: each slide's notes as a reveal.js speaker note (a `notes`

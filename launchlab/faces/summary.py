@@ -20,7 +20,7 @@ import math
 
 from launchlab import sections
 from launchlab.core import door, paths
-from launchlab.faces import architecture, gpus, hands, page, reading, reliability, testsuite
+from launchlab.faces import architecture, cuesheet, gpus, hands, page, reading, reliability, testsuite
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
 
@@ -74,6 +74,9 @@ def _figures(data_dir=None) -> dict:
                           "console_errors": r["console_errors"], "notebooks_failed": len(r["failed"])}
         if "presenter" in r:                          # the section decks, live and static (issue 28)
             out["presenter"] = dict(r["presenter"])
+            cue = cuesheet.counts()                  # the instructor's cue sheet (issue 42), from the decks
+            out["presenter"]["cue_sheet_questions"] = cue["asked"]
+            out["presenter"]["cue_sheet_answers"] = cue["answered"]
     out["gpus"] = gpus.headline(out)               # the slices measured, the architectures built (issue 29)
     if "audit" in out:                                # the GPUs whose traces the audit reads with checked limits
         out["audit"]["archs"] = out["gpus"]["calculator_archs_checked"]
