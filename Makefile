@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.launchlab-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: coverage mutation release setup lab site slides test test-slow test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
+.PHONY: coverage handout mutation release setup lab site slides test test-slow test-unit test-notebooks test-browser hub-test course notebooks record bench grade clean
 
 $(STAMP): pyproject.toml tools/install.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,7 +73,13 @@ slides: setup
 ## notebooks given as slide decks at 1280 x 720; the static decks of make slides opened offline
 test-browser: setup slides site
 	$(BIN)/python tests/browser/run_browser.py
+	$(BIN)/python tests/browser/handout.py build/slides build/handout
 	$(BIN)/python tests/browser/site_pages.py build/site
+
+## make handout: every static deck printed to PDF by Chromium (reveal.js's print layout, fragments shown, the speaker
+## notes on a page after each slide), offline: build/handout/<deck>.pdf; the pages counted in data/browser/handout.json
+handout: setup slides
+	$(BIN)/python tests/browser/handout.py build/slides build/handout
 
 ## make site: the course as a website in build/site/ (Sphinx + MyST-NB + sphinx-book-theme, offline), from the
 ## committed notebooks in the lecture's order, the glossary, the decks of make slides and a page on running live

@@ -46,3 +46,20 @@ def test_override(monkeypatch):
     assert install.cupy_package() is None
     monkeypatch.setenv("LAUNCHLAB_CUPY", "cupy-cuda12x")
     assert install.cupy_package() == "cupy-cuda12x"
+
+
+def test_the_presenting_shortcuts_go_into_the_environment_s_overrides_and_keep_what_is_there(tmp_path):
+    """Issue 42: a remote's PageDown / PageUp step the deck; the course's settings are merged into the
+    environment's JupyterLab overrides.json, whatever else that file already sets stays."""
+    import json
+    dst = tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert install.lab_overrides(str(ROOT), str(tmp_path)) == str(dst)
+    got = json.loads(dst.read_text())["@jupyterlab/shortcuts-extension:shortcuts"]["shortcuts"]
+    assert {(s["command"], tuple(s["keys"])) for s in got} == {("deck:forward", ("PageDown",)),
+                                                               ("deck:back", ("PageUp",))}
+    assert all(s["selector"] == "body[data-jp-deck-mode='presenting']" for s in got)   # only while presenting
+    dst.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
+    install.lab_overrides(str(ROOT), str(tmp_path))
+    merged = json.loads(dst.read_text())
+    assert merged["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
+    assert "@jupyterlab/shortcuts-extension:shortcuts" in merged

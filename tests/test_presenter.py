@@ -16,7 +16,7 @@ DECKS = presenter.decks()
 def nb_of(*cells, style=True):
     nb = {"cells": list(cells), "metadata": {}}
     if style:
-        nb["metadata"][presenter.FONTS_KEY] = presenter.PRESENT_STYLE
+        presenter.prepare(nb)              # the tags, fragments and present style a deck's metadata needs
     return nb
 
 
@@ -76,7 +76,8 @@ def test_the_reading_path_is_the_notebook_itself(path):
     for c in nb["cells"]:
         assert set(c["metadata"]) <= allowed, c["metadata"]
         assert not [t for t in c["metadata"].get("tags", []) if t.startswith("deck-")
-                    and t not in (presenter.SHOW_CODE, presenter.NO_LISTING, presenter.SMALL_FIGURES)]
+                    and t not in (presenter.SHOW_CODE, presenter.NO_LISTING, presenter.SMALL_FIGURES,
+                                  presenter.SLIDE_TAG)]
     assert set(nb["metadata"]) <= {"kernelspec", "language_info", presenter.FONTS_KEY}
 
 
@@ -117,7 +118,11 @@ def test_a_good_deck_has_no_problems_and_its_slides_are_counted():
     (lambda nb: nb["cells"][3]["metadata"][presenter.NOTES_KEY].update(point_at="9.9 TB/s"), "is not on the slide"),
     (lambda nb: nb["cells"][3]["metadata"][presenter.NOTES_KEY].update(point_at="part"), "holds no digit"),
     (lambda nb: nb["cells"][4]["metadata"].update(slideshow={"slide_type": "-"}), "drops a '-' cell"),
-    (lambda nb: nb["cells"][4]["metadata"].update(slideshow={"slide_type": "fragment"}), "slide type 'fragment'"),
+    (lambda nb: nb["cells"][4]["metadata"].update(slideshow={"slide_type": "subslide"}), "slide type 'subslide'"),
+    (lambda nb: nb["cells"][4]["metadata"].pop("slideshow"), "without being a 'fragment'"),
+    (lambda nb: nb["cells"][3]["metadata"].pop("tags"), "lacks the tag 'deck-slide'"),
+    (lambda nb: nb["cells"][4]["metadata"].update(tags=[presenter.SLIDE_TAG]), "is tagged 'deck-slide'"),
+    (lambda nb: nb["metadata"].update({presenter.FONTS_KEY: presenter.present_style(13)}), "present style of its 14"),
     (lambda nb: nb["cells"][4]["metadata"].update({presenter.NOTES_KEY: {"say": "x", "point_at": "1"}}),
      "does not open a slide"),
     (lambda nb: nb["cells"][4].update(source="a\nb\nc\nd\ne", metadata={"tags": [presenter.SHOW_CODE]}),
@@ -209,3 +214,34 @@ def test_a_listing_shown_as_html_is_hidden_like_a_markdown_one():
                    for k, v in rules.items())
     st = presenter.static_notebook(nb)
     assert not any("77 registers" in json.dumps(c.get("outputs", [])) for c in st["cells"])
+
+
+def test_prepare_makes_one_press_one_change_and_counts_the_slides():
+    """Issue 42: prepare() makes every continuing cell a fragment, tags each slide's first cell for the counter
+    (and no other), and sets the present style of this many slides; it is idempotent."""
+    nb = nb_of(*good_deck()["cells"], style=False)
+    for c in nb["cells"]:
+        c["metadata"].pop("tags", None)
+        if c["metadata"].get("slideshow", {}).get("slide_type") == "fragment":
+            c["metadata"].pop("slideshow")
+    assert any("without being a 'fragment'" in p for p in presenter.problems(nb, "t"))
+    presenter.prepare(nb)
+    assert presenter.problems(nb, "t") == []
+    once = json.dumps(nb, sort_keys=True)
+    assert json.dumps(presenter.prepare(nb), sort_keys=True) == once
+    rules = nb["metadata"][presenter.FONTS_KEY]["styles"][""]
+    counter = [v for k, v in rules.items() if k.endswith("::after")]
+    assert counter == [{**counter[0], "content": "counter(deck-slide) ' / 14'"}]
+    assert [i for i, c in enumerate(nb["cells"]) if presenter.SLIDE_TAG in presenter.tags(c)] == list(range(0, 42, 3))
+    assert any(k.endswith(".jp-Collapser") and v == {"visibility": "hidden"} for k, v in rules.items())
+
+
+def test_the_handout_counts_pdf_pages_not_the_page_tree():
+    """make handout counts a PDF's pages by its /Type /Page objects; the /Type /Pages tree node is not a page."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("handout", ROOT / "tests" / "browser" / "handout.py")
+    handout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(handout)
+    pdf = b"<< /Type /Pages /Kids [3 0 R 4 0 R] >> << /Type /Page >> <</Type/Page/Parent 2 0 R>> /Type /Pagesx"
+    assert handout.pdf_pages(pdf) == 2
+    assert handout.pdf_pages(b"%PDF-1.7 no pages") == 0

