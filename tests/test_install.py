@@ -63,3 +63,11 @@ def test_the_presenting_shortcuts_go_into_the_environment_s_overrides_and_keep_w
     merged = json.loads(dst.read_text())
     assert merged["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
     assert "@jupyterlab/shortcuts-extension:shortcuts" in merged
+
+
+def test_the_image_installs_the_presenting_settings_too():
+    """The JupyterHub image builds its environment with mamba and pip, not `make lab`: its Dockerfile runs
+    install.py --lab-settings, which writes only the settings."""
+    docker = (ROOT / "deploy" / "image" / "Dockerfile").read_text()
+    assert "python tools/install.py --lab-settings" in docker
+    assert docker.index("--lab-settings") > docker.index('pip install --no-cache-dir -e "/opt/launchlab')

@@ -46,7 +46,8 @@ def test_the_presenter_figures_as_issue_28_asks(figs):
     assert set(p) == {"decks", "slides", "slides_overflowing", "explorers_in_decks", "explorers_moved_in_slides",
                       "console_errors", "static_decks", "cue_sheet_questions", "cue_sheet_answers", "dead_presses",
                       "pagedown_advances", "slide_counter", "live_min_font_px", "static_slides_overflowing",
-                      "handout_pages"}
+                      "handout_pages", "explorer_jumps"}
+    assert p["explorer_jumps"] == 0                        # issue 42: no explorer shrank by half while redrawing
     assert p["static_slides_overflowing"] >= 0             # measured; issue 42 asks 0 (not yet)
     # issue 42: every press of the remote changes the screen, PageDown / PageUp step the deck, the counter is right
     assert p["dead_presses"] == 0 and p["pagedown_advances"] is True and p["slide_counter"] is True

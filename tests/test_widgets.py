@@ -178,3 +178,36 @@ def test_the_sm_count_sliders_move_the_machine_under_the_kernel():
     assert "tuned on 64 SMs: 48 blocks;" in ex.shown
     with pytest.raises(ValueError, match="no arm 'fast'; the arms are main, fix, tuned"):
         kda_on.point(16, "fast")
+
+
+def test_a_redraw_is_one_assignment_with_its_picture_s_size():
+    """Issue 42: an explorer redraws its text and picture in one assignment to its view (an Output cleared and
+    refilled shrank to the text between them, and the slide jumped), and the picture says its pixel size (the
+    size the PNG decodes to) so its space is kept before it is decoded."""
+    import base64
+    import re
+
+    import matplotlib.pyplot as plt
+
+    class Out:                               # the view: what _show assigns, counted
+        def __init__(self):
+            self.sets = []
+
+        def __setattr__(self, k, v):
+            if k == "value":
+                self.sets.append(v)
+            object.__setattr__(self, k, v)
+
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    ax.plot([0, 1], [0, 1])
+    out = Out()
+    BandwidthExplorer(bandwidth.recorded())._show(out, "12 SMs with work", fig)
+    assert len(out.sets) == 1                                         # one assignment: text and picture together
+    html = out.value
+    assert html.startswith(explorer.TEXT_STYLE) and "12 SMs with work" in html
+    m = re.search(r'<img src="data:image/png;base64,([^"]+)" width="(\d+)" height="(\d+)"', html)
+    import io
+    h, w = plt.imread(io.BytesIO(base64.b64decode(m.group(1)))).shape[:2]     # decoded by matplotlib, not parsed
+    assert m and (int(m.group(2)), int(m.group(3))) == (w, h) and w > h > 200
+    with pytest.raises(ValueError):
+        explorer.picture_html(b"GIF89a" + bytes(30))

@@ -1,6 +1,8 @@
 """Install the course into the current interpreter (the Makefile runs it inside .venv).
 
-    python tools/install.py            # -e .[dev,grade], plus CuPy when a GPU is present
+    python tools/install.py            # -e .[dev,grade], plus CuPy when a GPU is present, and the JupyterLab
+                                       # settings the decks need (deploy/lab/overrides.json: PageDown / PageUp)
+    python tools/install.py --lab-settings     # only those settings, into this interpreter's environment
 
 CuPy is chosen from the driver, not guessed: `nvidia-smi` prints the highest CUDA version the installed
 driver supports, and its major picks the wheel (cupy-cuda13x or cupy-cuda12x, with the `ctk` extra so
@@ -71,8 +73,12 @@ def lab_overrides(root: str, prefix: str = sys.prefix) -> str:
     return dst
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if argv == ["--lab-settings"]:           # only the JupyterLab settings (an environment built another way: the image)
+        print(f"install: JupyterLab settings for presenting: {lab_overrides(root)}")
+        return 0
     pip("-e", f"{root}[dev,grade]")          # grade: otter-grader, for the lab's grader.check cells and make grade
     print(f"install: JupyterLab settings for presenting: {lab_overrides(root)}")
     pkg = cupy_package()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import struct
 
 import ipywidgets
 import matplotlib.pyplot as plt
@@ -30,6 +31,9 @@ from launchlab.core.width import WIDTH, fit
 WRAP = WIDTH          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
 TEXT_STYLE = ('<pre class="launchlab-explorer-text" style="white-space: pre-wrap; word-break: normal; '
               'overflow-wrap: normal; margin: 0 0 4px 0; font-size: 12px">')
+
+
+VIEW_CLASS = "launchlab-explorer-view"   # the explorer's view (its text and picture), for the browser tests
 
 
 def wrap(text: str, width: int = WRAP) -> str:
@@ -54,6 +58,16 @@ def _text_png(text: str, width_px: int, **style) -> "np.ndarray":
     plt.close(f)
     buf.seek(0)
     return np.asarray(mpimg.imread(buf, format="png"))
+
+
+def picture_html(png: bytes) -> str:
+    """A PNG as an <img> that says its pixel size (read from the PNG's IHDR), so a browser lays its space out
+    before it has decoded it; scaled down to the output's width, never up."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    w, h = struct.unpack(">II", png[16:24])
+    return (f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" width="{w}" height="{h}" '
+            f'style="max-width: 100%; height: auto" alt="the explorer\'s figure">')
 
 
 def preview_png(text: str, fig) -> bytes:
@@ -109,18 +123,15 @@ class Explorer:
         raise NotImplementedError
 
     def _show(self, out, text: str, fig, close: bool = True) -> None:
-        from IPython.display import HTML, Image, display
+        """Text and picture into the explorer's view (an ipywidgets HTML widget) in one assignment (issue 42): the
+        front end swaps the old content for the new in one DOM update, and the <img> says its pixel size, so the
+        view never shrinks between a move and its picture. An Output widget cleared and refilled did: the text
+        arrived 30-70 ms before the picture and the view fell from ~460 px to one line in between, so the slide
+        jumped on every move. The figure is rendered here to PNG bytes, never handed to the inline backend."""
         self.shown = text
-        # the figure is rendered here, to PNG bytes, rather than handed to the inline backend: after an HTML
-        # display in the same output, the backend's rendering from a widget callback came out blank (seen in
-        # JupyterLab 4.6 + ipykernel 7.4; tests/browser checks that every redraw changes the picture)
         png = figure_png(fig) if fig is not None else None
-        with out:
-            out.clear_output(wait=True)
-            # an HTML block, not print(): the output area breaks plain text mid-word when the window is narrow
-            display(HTML(TEXT_STYLE + html.escape(text) + "</pre>"))
-            if png is not None:
-                display(Image(data=png, format="png"))
+        # HTML, not print(): an output area breaks plain text mid-word when the window is narrow
+        out.value = TEXT_STYLE + html.escape(text) + "</pre>" + (picture_html(png) if png is not None else "")
         if fig is not None and close:
             plt.close(fig)
 
@@ -148,7 +159,8 @@ class Explorer:
     def widget(self) -> ExplorerView:
         w = ipywidgets
         self._controls = self.controls()
-        self._out = w.Output()
+        self._out = w.HTML(layout=w.Layout(width="100%"))
+        self._out.add_class(VIEW_CLASS)
         for c in self._controls:
             c.observe(lambda *_: self.redraw(), "value")
         with machine.alone():

@@ -131,7 +131,7 @@ JS_PREVIEWS = """() => { const n = [...document.querySelectorAll('.jp-NotebookPa
     .map(c => c.querySelectorAll('.jp-OutputArea-output img').length); }"""
 JS_TEXT_WRAP = """() => [...document.querySelectorAll('.launchlab-explorer-text')].map(e => getComputedStyle(e).wordBreak)"""
 JS_EXPLORER = """(el) => { const v = el.closest('.widget-vbox'); if (!v) return null;
-  const out = v.querySelector('.widget-output'); if (!out) return null;
+  const out = v.querySelector('.launchlab-explorer-view') || v.querySelector('.widget-output'); if (!out) return null;
   const hash = (s) => { let h = 5381; for (let i = 0; i < s.length; i++) h = ((h * 33) ^ s.charCodeAt(i)) >>> 0; return h; };
   const imgs = [...out.querySelectorAll('img')];
   return {text: out.textContent, img: imgs.map(i => i.src.length + ':' + hash(i.src)).join('|'),
@@ -169,10 +169,34 @@ def explorer_state(loc):
     return loc.evaluate(JS_EXPLORER)
 
 
+# the explorer's output height through a redraw: its smallest, sampled on every DOM change and every frame
+JS_WATCH = """(el) => { const v = el.closest('.widget-vbox'); const out = v.querySelector('.launchlab-explorer-view') || v.querySelector('.widget-output');
+  if (window.__llobs) window.__llobs.disconnect();
+  const h = () => out.getBoundingClientRect().height;
+  window.__llh0 = h(); window.__llmin = window.__llh0;
+  const obs = new MutationObserver(() => { window.__llmin = Math.min(window.__llmin, h()); });
+  obs.observe(out, {childList: true, subtree: true, attributes: true, characterData: true});
+  window.__llobs = obs;
+  const tick = () => { if (window.__llobs !== obs) return; window.__llmin = Math.min(window.__llmin, h()); requestAnimationFrame(tick); };
+  requestAnimationFrame(tick); }"""
+JS_WATCHED = """() => { const r = [window.__llh0, window.__llmin]; if (window.__llobs) window.__llobs.disconnect();
+  window.__llobs = null; return r; }"""
+
+
 def moved(page, control, action, before, timeout: float = 10) -> dict | None:
-    """Act, then wait until the explorer's text and picture have both changed (a redraw writes the text
-    first, then the figure). None if nothing changed at all within `timeout` s."""
+    """Act, then wait until the explorer's text and picture have both changed. None if nothing changed at all
+    within `timeout` s. The result's `heights` is the output's height before and its smallest during the redraw
+    (issue 42: an output that shrinks by more than half in between makes the slide jump)."""
+    control.evaluate(JS_WATCH)
     action()
+    try:
+        return _moved(control, before, timeout)
+    finally:
+        got = page.evaluate(JS_WATCHED)
+        moved.heights = got
+
+
+def _moved(control, before, timeout: float) -> dict | None:
     t0, now = time.time(), None
     while time.time() - t0 < timeout:
         now = explorer_state(control)
@@ -292,6 +316,10 @@ def check_deck(page, nb: Path, res: dict) -> dict:
                     after = moved(page, handle, lambda k=k: (handle.focus(), page.keyboard.press(k)), before) if before else None
                     if after is not None:
                         break
+                h0, hmin = moved.heights or (0, 0)
+                d.setdefault("explorer_heights", []).append({"slide": n, "before_px": round(h0), "least_px": round(hmin)})
+                if h0 and hmin < h0 / 2:
+                    d.setdefault("explorer_jumps", []).append({"slide": n, "before_px": round(h0), "least_px": round(hmin)})
                 if after and after["text"] != before["text"] and after["img"] != before["img"]:
                     d["explorers_moved"] += 1
                 else:
@@ -313,6 +341,8 @@ def check_deck(page, nb: Path, res: dict) -> dict:
     d["pageup_back"] = page.evaluate(JS_SIGNATURE) != before
     if d["dead_presses"]:
         d["problems"].append(f"{len(d['dead_presses'])} presses changed nothing on screen: {d['dead_presses'][:5]}")
+    if d.get("explorer_jumps"):
+        d["problems"].append(f"explorers shrank by more than half while redrawing: {d['explorer_jumps']}")
     if d["counter_wrong"]:
         d["problems"].append(f"the slide counter is wrong on {len(d['counter_wrong'])} slides: {d['counter_wrong'][:3]}")
     if not d["pageup_back"]:
@@ -544,6 +574,7 @@ def main(names: list[str]) -> int:
              "pagedown_advances": bool(decks) and all(r["deck"]["slides_visited"] == r["deck"]["slides_expected"]
                                                       and r["deck"].get("pageup_back") for r in decks),
              "slide_counter": bool(decks) and all(not r["deck"].get("counter_wrong") for r in decks),
+             "explorer_jumps": sum(len(r["deck"].get("explorer_jumps", [])) for r in decks),
              "live_min_font_px": min((r["deck"]["min_font_px"] for r in decks if r["deck"].get("min_font_px")),
                                      default=None)}
     report = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "chromium": version,
