@@ -36,8 +36,7 @@ class Ask:
 
 
 def _plain(md: str) -> str:
-    md = re.sub(r"(?<!!)\[([^\]]*)\]\([^)\s]*\)", r"\1", md)
-    return " ".join(md.replace("**", "").replace("`", "").split())
+    return " ".join(presenter.unlinked(md).replace("**", "").replace("`", "").split())
 
 
 def _notes(nb: dict, s: presenter.Slide) -> dict:

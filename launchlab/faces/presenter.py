@@ -130,11 +130,16 @@ def tags(cell: dict) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
 
 
+def unlinked(md: str) -> str:
+    """Markdown with each link replaced by its text, as it reads on screen (images left alone)."""
+    return re.sub(r"(?<!!)\[([^\]]*)\]\([^)\s]*\)", r"\1", md)
+
+
 def cell_text(cell: dict) -> str:
     """What a cell shows on a slide, as text: a markdown cell's source, a code cell's printed and plain outputs
     (less what the present style hides on the slide)."""
     if cell["cell_type"] == "markdown":                 # a link shows its text (the glossary's links, issue 41)
-        return re.sub(r"(?<!!)\[([^\]]*)\]\([^)\s]*\)", r"\1", _source(cell))
+        return unlinked(_source(cell))
     out = []
     for o in cell.get("outputs", []):
         d = o.get("data", {})
