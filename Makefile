@@ -17,6 +17,7 @@ setup: $(STAMP)
 
 ## make lab: create .venv if missing, install, open JupyterLab on the course
 lab: setup
+	$(BIN)/python tools/install.py --deck-reset
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 ## make test: the same set-up, then the unit tests and nbval over every notebook -- all but the tests marked slow

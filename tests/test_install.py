@@ -55,9 +55,13 @@ def test_the_presenting_shortcuts_go_into_the_environment_s_overrides_and_keep_w
     dst = tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     assert install.lab_overrides(str(ROOT), str(tmp_path)) == str(dst)
     got = json.loads(dst.read_text())["@jupyterlab/shortcuts-extension:shortcuts"]["shortcuts"]
-    assert {(s["command"], tuple(s["keys"])) for s in got} == {("deck:forward", ("PageDown",)),
-                                                               ("deck:back", ("PageUp",))}
-    assert all(s["selector"] == "body[data-jp-deck-mode='presenting']" for s in got)   # only while presenting
+    assert {(s["command"], tuple(s["keys"])) for s in got} == {
+        ("deck:forward", ("PageDown",)), ("deck:back", ("PageUp",)),
+        ("notebook:enter-command-mode", ("Escape",)), ("deck:stop", ("Escape", "Escape"))}
+    assert all(s["selector"].startswith("body[data-jp-deck-mode='presenting']") for s in got)   # only presenting
+    # one Escape is shadowed where jupyterlab-slideshow's own Escape (deck:stop) would match, and more specifically
+    slideshow = ".jp-Deck .jp-Notebook.jp-mod-commandMode:not(.jp-mod-readWrite) :focus"
+    assert [s["selector"] for s in got if "Escape" in s["keys"]] == [f"body[data-jp-deck-mode='presenting'] {slideshow}"] * 2
     dst.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
     install.lab_overrides(str(ROOT), str(tmp_path))
     merged = json.loads(dst.read_text())
@@ -71,3 +75,31 @@ def test_the_image_installs_the_presenting_settings_too():
     docker = (ROOT / "deploy" / "image" / "Dockerfile").read_text()
     assert "python tools/install.py --lab-settings" in docker
     assert docker.index("--lab-settings") > docker.index('pip install --no-cache-dir -e "/opt/launchlab')
+
+
+@pytest.mark.parametrize("text, changed, want", [
+    ('{\n    // deck\n    "active": true,\n    "showCodeCellPrompt": false\n}',
+     True, '{\n    // deck\n    "active": false,\n    "showCodeCellPrompt": false\n}'),
+    ('{"active":true}', True, '{"active":false}'),
+    ('{"active": false}', False, '{"active": false}'),
+    ('{"stylePresets": {}, "trueish": true}', False, '{"stylePresets": {}, "trueish": true}'),
+])
+def test_make_lab_does_not_reopen_a_deck_left_shown(tmp_path, text, changed, want):
+    """Issue 42: jupyterlab-slideshow saves "active": true while presenting; a tab closed mid-deck opened the next
+    JupyterLab in deck mode with no menu bar. make lab sets it back before starting; nothing else in the file
+    changes (JSON5 with comments), and a file without it is left alone."""
+    f = tmp_path / "jupyterlab-slideshow" / "plugin.jupyterlab-settings"
+    f.parent.mkdir()
+    f.write_text(text)
+    assert install.deck_reset(str(tmp_path)) is changed
+    assert f.read_text() == want
+
+
+def test_the_deck_reset_finds_the_user_s_settings_where_jupyterlab_does(tmp_path, monkeypatch):
+    monkeypatch.delenv("JUPYTERLAB_SETTINGS_DIR", raising=False)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert install.user_settings_dir() == str(tmp_path / "cfg" / "lab" / "user-settings")
+    monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path / "s"))
+    assert install.user_settings_dir() == str(tmp_path / "s")
+    assert install.deck_reset(str(tmp_path / "nothing-here")) is False
+    assert "tools/install.py --deck-reset" in (ROOT / "Makefile").read_text().split("\nlab:", 1)[1].split("\n\n")[0]

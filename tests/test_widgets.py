@@ -211,3 +211,49 @@ def test_a_redraw_is_one_assignment_with_its_picture_s_size():
     assert m and (int(m.group(2)), int(m.group(3))) == (w, h) and w > h > 200
     with pytest.raises(ValueError):
         explorer.picture_html(b"GIF89a" + bytes(30))
+
+
+def test_quick_moves_in_a_kernel_draw_once_for_the_last_position():
+    """Issue 42: in a kernel (an event loop running), moves that arrive faster than the panel draws are folded into
+    one drawing of the last position, SETTLE_S after the first; a move after that draws again; outside a loop a
+    move draws at once (the test above)."""
+    import asyncio
+
+    s = bandwidth.recorded()
+    ex = BandwidthExplorer(s)
+    grid, block = ex.widget().children[0].children
+    first = ex.shown
+    grids = [g for g in grid.options if g != grid.value][-5:]
+    assert len(grids) == 5
+
+    async def presses():
+        for g in grids:                       # five presses, as quick as the kernel takes them
+            grid.value = g
+        drawn_at_once = ex.shown
+        await asyncio.sleep(explorer.SETTLE_S * 6)
+        after_quick = (ex.shown, getattr(ex, "draws", 0))
+        block.value = 1024                    # a later move draws again
+        await asyncio.sleep(explorer.SETTLE_S * 6)
+        return drawn_at_once, after_quick, (ex.shown, ex.draws)
+
+    drawn_at_once, (shown, draws), (later, draws2) = asyncio.run(presses())
+    assert drawn_at_once == first                                     # nothing drawn while the moves came in
+    assert draws == 1 and f"grid {grids[-1]} x block" in shown         # one drawing, of the last position
+    assert draws2 == 2 and f"grid {grids[-1]} x block 1024" in later
+
+
+def test_an_error_while_drawing_in_a_kernel_shows_in_the_view():
+    import asyncio
+
+    ex = BandwidthExplorer(bandwidth.recorded())
+    grid, _ = ex.widget().children[0].children
+
+    def broken(**values):
+        raise ValueError("no such point")
+    ex.render = broken
+
+    async def press():
+        grid.value = [g for g in grid.options if g != grid.value][0]
+        await asyncio.sleep(explorer.SETTLE_S * 6)
+    asyncio.run(press())
+    assert "ValueError: no such point" in ex._out.value

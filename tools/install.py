@@ -1,8 +1,10 @@
 """Install the course into the current interpreter (the Makefile runs it inside .venv).
 
     python tools/install.py            # -e .[dev,grade], plus CuPy when a GPU is present, and the JupyterLab
-                                       # settings the decks need (deploy/lab/overrides.json: PageDown / PageUp)
+                                       # settings the decks need (deploy/lab/overrides.json: PageDown / PageUp,
+                                       # Escape)
     python tools/install.py --lab-settings     # only those settings, into this interpreter's environment
+    python tools/install.py --deck-reset       # a deck left shown in the user's settings set back (make lab)
 
 CuPy is chosen from the driver, not guessed: `nvidia-smi` prints the highest CUDA version the installed
 driver supports, and its major picks the wheel (cupy-cuda13x or cupy-cuda12x, with the `ctk` extra so
@@ -73,9 +75,43 @@ def lab_overrides(root: str, prefix: str = sys.prefix) -> str:
     return dst
 
 
+DECK_SETTINGS = os.path.join("jupyterlab-slideshow", "plugin.jupyterlab-settings")
+
+
+def user_settings_dir() -> str:
+    """Where JupyterLab keeps this user's settings: $JUPYTERLAB_SETTINGS_DIR, else <config dir>/lab/user-settings
+    (the config dir: $JUPYTER_CONFIG_DIR, else ~/.jupyter), as `jupyter lab path` says."""
+    if os.environ.get("JUPYTERLAB_SETTINGS_DIR"):
+        return os.environ["JUPYTERLAB_SETTINGS_DIR"]
+    config = os.environ.get("JUPYTER_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".jupyter")
+    return os.path.join(config, "lab", "user-settings")
+
+
+def deck_reset(settings_dir: str | None = None) -> bool:
+    """jupyterlab-slideshow saves `"active": true` in the user's settings while a deck is shown, so after a tab
+    closed mid-deck the next JupyterLab opens in deck mode with no menu bar (issue 42). `make lab` sets it back to
+    false before JupyterLab starts; the rest of the file (JSON5, comments and all) is left as it was. True when
+    it changed the file."""
+    path = os.path.join(settings_dir or user_settings_dir(), DECK_SETTINGS)
+    if not os.path.exists(path):
+        return False
+    with open(path) as f:
+        text = f.read()
+    new = re.sub(r'("active"\s*:\s*)true\b', r"\1false", text)
+    if new == text:
+        return False
+    with open(path, "w") as f:
+        f.write(new)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if argv == ["--deck-reset"]:             # before JupyterLab starts (make lab): a deck left shown is not resumed
+        if deck_reset():
+            print("install: a deck was left shown in the last JupyterLab session; it opens as a notebook now")
+        return 0
     if argv == ["--lab-settings"]:           # only the JupyterLab settings (an environment built another way: the image)
         print(f"install: JupyterLab settings for presenting: {lab_overrides(root)}")
         return 0

@@ -17,6 +17,7 @@ sliders offer only recorded positions. The explorers never ask which mode they a
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
@@ -28,11 +29,12 @@ import matplotlib.pyplot as plt
 from launchlab.core import machine, plotted
 from launchlab.core.width import WIDTH, fit
 
-WRAP = WIDTH          # the preview's text lines are wrapped at word boundaries (the live text wraps by CSS)
+WRAP = WIDTH          # the explorer's text lines are wrapped at word boundaries, live and in the preview
 TEXT_STYLE = ('<pre class="launchlab-explorer-text" style="white-space: pre-wrap; word-break: normal; '
               'overflow-wrap: normal; margin: 0 0 4px 0; font-size: 12px">')
 
 
+SETTLE_S = 0.05                          # a move waits this long for the next before the panel draws
 VIEW_CLASS = "launchlab-explorer-view"   # the explorer's view (its text and picture), for the browser tests
 
 
@@ -131,7 +133,8 @@ class Explorer:
         self.shown = text
         png = figure_png(fig) if fig is not None else None
         # HTML, not print(): an output area breaks plain text mid-word when the window is narrow
-        out.value = TEXT_STYLE + html.escape(text) + "</pre>" + (picture_html(png) if png is not None else "")
+        # lines fitted to the page's width at word boundaries, as the preview's, so a slide's type never wraps them
+        out.value = TEXT_STYLE + html.escape(wrap(text)) + "</pre>" + (picture_html(png) if png is not None else "")
         if fig is not None and close:
             plt.close(fig)
 
@@ -149,6 +152,30 @@ class Explorer:
         finally:
             self._swapping = False
 
+    def moved(self) -> None:
+        """A control moved. In a kernel (an event loop running) the panel draws SETTLE_S later, once, for the values
+        it then has: moves that arrive while it waits or while it draws (a presenter's quick presses, queued in the
+        kernel behind a slow render) are folded into the next drawing instead of each drawing in turn (issue 42:
+        7 quick presses took 2.5 s to show their last picture). Outside a loop (tests, scripts) it draws now."""
+        if getattr(self, "_swapping", False):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.redraw()
+            return
+        if not getattr(self, "_pending", False):
+            self._pending = True
+            loop.call_later(SETTLE_S, self._settled)
+
+    def _settled(self) -> None:
+        self._pending = False
+        self.draws = getattr(self, "draws", 0) + 1
+        try:
+            self.redraw()
+        except Exception as e:              # a callback's error would go to the kernel's log: show it in the view
+            self._out.value = TEXT_STYLE + html.escape(f"{type(e).__name__}: {e}") + "</pre>"
+
     def redraw(self) -> None:
         if getattr(self, "_swapping", False):
             return
@@ -162,7 +189,7 @@ class Explorer:
         self._out = w.HTML(layout=w.Layout(width="100%"))
         self._out.add_class(VIEW_CLASS)
         for c in self._controls:
-            c.observe(lambda *_: self.redraw(), "value")
+            c.observe(lambda *_: self.moved(), "value")
         with machine.alone():
             text, fig = self.render(**self.values())
         self._show(self._out, text, fig, close=False)   # displayed (as a PNG) before the preview marks it up

@@ -66,14 +66,68 @@ SLIDE_TAG = "deck-slide"
 CONTINUES = "fragment"
 
 
+# Issue 42: type for a room. At 1280 x 720 the slide's text is at least BODY_PX, what the course printed (outputs,
+# the explorers' text, code tagged deck-code, tables, widgets' labels) at least OUTPUT_PX: the course prints lines of
+# up to 110 characters (launchlab.core.width), 110 x 0.6 x 18 px = 1,188 px, so the prompts' columns go and the
+# cells take the slide's width. Headings are capped so that a slide keeps its height for its evidence. The same
+# rules, scoped to reveal.js, set the static decks' type (launchlab.faces.slides), so one composition fits both.
+BODY_PX, OUTPUT_PX = 22, 18
+HEADING_PX = {"h1": 36, "h2": 30, "h3": 26, "h4": 24}
+TRACKING = "-0.04em"                  # monospace at 0.56 em a character, not 0.6: 110 x 10.1 px fits 1,139 px
+
+
+def type_rules(scope: str) -> dict:
+    """The deck's type, each rule one selector under `scope` (jupyterlab-fonts splits a selector at its commas)."""
+    out = f"{OUTPUT_PX}px"
+    rules = {
+        f"{scope} .jp-RenderedHTMLCommon": {"font-size": f"{BODY_PX}px", "line-height": "1.4"},
+        f"{scope} .jp-RenderedHTMLCommon p": {"margin-top": "0", "margin-bottom": "0.6em"},
+        **{f"{scope} .jp-RenderedHTMLCommon {h}": {"font-size": f"{px}px", "margin-top": "0.3em",
+                                                  "margin-bottom": "0.4em"} for h, px in HEADING_PX.items()},
+        f"{scope} .jp-RenderedHTMLCommon code": {"font-size": f"{BODY_PX - 2}px"},
+        f"{scope} .jp-RenderedHTMLCommon table": {"font-size": out},
+        f"{scope} .jp-OutputArea-output pre": {"font-size": out, "line-height": "1.25", "letter-spacing": TRACKING},
+        f"{scope} .jp-OutputArea-output .jp-RenderedHTMLCommon pre": {"font-size": out},
+        f"{scope} .launchlab-explorer-text": {"font-size": f"{out} !important", "line-height": "1.25",
+                                              "letter-spacing": TRACKING},
+        f"{scope} .cm-content": {"font-size": out},
+        f"{scope} .jupyter-widgets": {"--jp-widgets-font-size": out},
+        f"{scope} .widget-label": {"font-size": out},
+        f"{scope} .widget-readout": {"font-size": out},
+    }
+    return rules
+
+
+def static_css() -> str:
+    """The live deck's type and picture caps as CSS for the static decks (reveal.js; nbconvert writes a cell's tags
+    as celltag_<tag> classes)."""
+    rules = dict(type_rules(".reveal"))
+    for key, v in PRESENT_STYLE["styles"][""].items():
+        if key.endswith(" img"):
+            sel = key.replace(PRESENTING, ".reveal").replace(".jp-CodeCell[data-jpf-cell-tags*='" + SMALL_FIGURES + "']",
+                                                             ".celltag_" + SMALL_FIGURES)
+            rules[sel] = {**v, "margin": "4px 0"}          # reveal.js gives a picture 20 px above and below
+    # nbconvert's and reveal.js's own rules for pre and tables would win some of these (measured: outputs at 19 px)
+    imp = lambda v: v if v.endswith("!important") else f"{v} !important"
+    return "\n".join(sel + " { " + " ".join(f"{k}: {imp(v)};" for k, v in decl.items()) + " }"
+                     for sel, decl in rules.items())
+
+
 def present_style(n_slides: int) -> dict:
-    """The deck's present style: PRESENT_STYLE, the active-cell bar hidden and the slide counter of n_slides."""
+    """The deck's present style: PRESENT_STYLE, the type for a room, the prompts' columns gone, the active-cell bar
+    hidden and the slide counter of n_slides."""
     rules = dict(PRESENT_STYLE["styles"][""])
+    rules.update(type_rules(PRESENTING))
+    rules[f"{PRESENTING} .jp-InputPrompt"] = {"display": "none"}
+    rules[f"{PRESENTING} .jp-OutputPrompt"] = {"display": "none"}
     rules[f"{PRESENTING} .jp-Notebook"] = {"counter-reset": SLIDE_TAG}
+    rules[f"{PRESENTING} .jp-WindowedPanel-viewport"] = {"padding-left": "0", "padding-right": "0"}
+    rules[f"{PRESENTING} .jp-OutputArea-output"] = {"padding-left": "0"}
     rules[f"{PRESENTING} .jp-Cell[data-jpf-cell-tags*='{SLIDE_TAG}']"] = {"counter-increment": SLIDE_TAG}
     rules[f"{PRESENTING} .jp-Cell.jp-deck-mod-onscreen[data-jpf-cell-tags*='{SLIDE_TAG}']::after"] = {
         "content": f"counter({SLIDE_TAG}) ' / {n_slides}'", "position": "fixed", "bottom": "40px", "left": "6px",
-        "font-size": "18px", "color": "#444"}
+        "font-size": f"{OUTPUT_PX}px", "color": "#444", "z-index": "10", "background": "var(--jp-layout-color0)",
+        "padding": "0 4px"}                 # drawn over a picture that reaches the corner (04's explorer: "15 /")
     rules[f"{PRESENTING} .jp-Collapser"] = {"visibility": "hidden"}
     return {"styles": {"": rules}}
 
@@ -201,6 +255,9 @@ def problems(nb: dict, name: str = "") -> list[str]:
             out.append(f"{where}: the number to point at, {s.point_at!r}, holds no digit")
         if s.explorers and (s.explorers > 1 or sum(cells[i]["cell_type"] == "code" for i in s.cells) > 1):
             out.append(f"{where}: an explorer shares its slide with other code")
+        first = cells[s.cells[0]]
+        if s.explorers and not (first["cell_type"] == "markdown" and _source(first).lstrip().startswith("#")):
+            out.append(f"{where}: an explorer's slide opens without a heading (issue 42: a title on every one)")
         if SLIDE_TAG not in tags(cells[s.cells[0]]):
             out.append(f"{where}: its first cell lacks the tag {SLIDE_TAG!r} (the slide counter counts it)")
         for i in s.cells[1:]:

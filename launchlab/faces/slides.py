@@ -61,7 +61,8 @@ def export(nb_path: Path, out: Path) -> Path:
     ex = SlidesExporter(template_name="launchlab_reveal", extra_template_basedirs=[str(TEMPLATES)],
                         reveal_url_prefix=REVEAL_DIR, reveal_theme="white", exclude_input_prompt=True,
                         exclude_output_prompt=True)
-    body, _ = ex.from_notebook_node(static, resources={"metadata": {"name": Path(nb_path).stem}})
+    body, _ = ex.from_notebook_node(static, resources={"metadata": {"name": Path(nb_path).stem},
+                                                       "launchlab_css": presenter.static_css()})
     if "https://" in body.split("<body", 1)[0] and "<script src=\"https" in body:
         raise RuntimeError(f"{nb_path}: the deck would load a script from the internet")
     target = out / f"{Path(nb_path).stem}.slides.html"

@@ -5,10 +5,10 @@
 Each deck is opened from disk with the network cut off, in reveal.js's own print layout (`?print-pdf`), every
 fragment shown (`pdfSeparateFragments=false`) and its speaker notes on a page after each slide
 (`showNotes=separate-page`), and printed at the page size reveal.js sets (1,280 x 720 px and its margin):
-build/handout/<deck>.pdf. The pages are counted in the PDF itself (its /Type /Page objects): two per slide (the
-slide, its notes), more where a slide is taller than its page (make test-browser counts those slides:
-presenter.static_slides_overflowing), and Chromium's print of reveal's layout ends on one blank page (seen on
-every deck, 2026-12-05). Writes data/browser/handout.json; `summary --json` reports the pages per deck as
+build/handout/<deck>.pdf. The pages are counted in the PDF itself (its /Type /Page objects) and must be two per
+slide (the slide, its notes): a slide taller than its page would take more (make test-browser counts those slides:
+presenter.static_slides_overflowing), and reveal's page break after its last page a blank one more (removed
+here). Writes data/browser/handout.json; `summary --json` reports the pages per deck as
 presenter.handout_pages.
 """
 from __future__ import annotations
@@ -51,6 +51,10 @@ def main(argv: list[str]) -> int:
                 page.goto(html.as_uri() + "?print-pdf&showNotes=separate-page&pdfSeparateFragments=false")
                 page.wait_for_function("window.Reveal && Reveal.isReady() && "
                                        "document.querySelectorAll('.pdf-page').length > 0", timeout=60000)
+                # reveal.js breaks the page after every page it lays out, the last slide's notes too: Chromium
+                # printed a blank page at the end of every deck (2026-12-05); not after the last
+                page.add_style_tag(content=".reveal .slides > :last-child { break-after: auto !important; "
+                                           "page-break-after: auto !important; }")
                 time.sleep(1.0)
                 laid = page.evaluate("document.querySelectorAll('.pdf-page').length")
                 slides_n = page.evaluate("Reveal.getTotalSlides()")
@@ -59,8 +63,9 @@ def main(argv: list[str]) -> int:
                 n = pdf_pages(data)
                 name = html.name.replace(".slides.html", "")
                 pages[name] = n
-                if laid != slides_n or n < 2 * slides_n:
-                    problems.append(f"{name}: {n} PDF pages for {slides_n} slides ({laid} laid out): want 2 a slide")
+                if laid != slides_n or n != 2 * slides_n:
+                    problems.append(f"{name}: {n} PDF pages for {slides_n} slides ({laid} laid out): want 2 a slide "
+                                    "(a slide past its page takes more, a blank page at the end one more)")
                 print(f"{name:<40} {'ok  ' if name not in str(problems) else 'FAIL'} {n} pages for {slides_n} slides "
                       f"and their notes -> {pdf}", flush=True)
                 ctx.close()
