@@ -257,3 +257,23 @@ def test_an_error_while_drawing_in_a_kernel_shows_in_the_view():
         await asyncio.sleep(explorer.SETTLE_S * 6)
     asyncio.run(press())
     assert "ValueError: no such point" in ex._out.value
+
+
+def test_the_view_fits_the_explorer_s_text_to_the_page_width():
+    """Issue 42: on a slide at 18 px, a line past 110 characters wrapped mid-slide (01's occupancy explorer printed
+    165); the view fits each line at word boundaries, its continuation hung under it, the text itself kept whole."""
+    import html as html_
+
+    class Out:
+        value = ""
+
+    long = "blocks/SM each resource allows: " + ", ".join(f"resource{i} {i * 7}" for i in range(14))
+    assert len(long) > explorer.WRAP + 40
+    out = Out()
+    ex = BandwidthExplorer(bandwidth.recorded())
+    ex._show(out, long + "\nshort line", None)
+    body = html_.unescape(out.value[len(explorer.TEXT_STYLE):out.value.index("</pre>")])
+    lines = body.split("\n")
+    assert len(lines) >= 3 and all(len(x) <= explorer.WRAP for x in lines) and lines[-1] == "short line"
+    assert lines[1].startswith("  ") and " ".join(x.strip() for x in lines[:-1]) == long
+    assert ex.shown == long + "\nshort line"
