@@ -68,8 +68,8 @@ CONTINUES = "fragment"
 
 # Issue 42: type for a room. At 1280 x 720 the slide's text is at least BODY_PX, what the course printed (outputs,
 # the explorers' text, code tagged deck-code, tables, widgets' labels) at least OUTPUT_PX: the course prints lines of
-# up to 110 characters (launchlab.core.width), 110 x 0.6 x 18 px = 1,188 px, so the prompts' columns go and the
-# cells take the slide's width. Headings are capped so that a slide keeps its height for its evidence. The same
+# up to 110 characters (launchlab.core.width), 110 x 0.6 x 18 px = 1,188 px, past the 1,139 px a cell gets even
+# with the prompts' columns gone (jupyterlab-slideshow keeps 65 px each side), so the monospace is tracked. Headings are capped so that a slide keeps its height for its evidence. The same
 # rules, scoped to reveal.js, set the static decks' type (launchlab.faces.slides), so one composition fits both.
 BODY_PX, OUTPUT_PX = 22, 18
 HEADING_PX = {"h1": 36, "h2": 30, "h3": 26, "h4": 24}
@@ -108,8 +108,9 @@ def static_css() -> str:
                                                              ".celltag_" + SMALL_FIGURES)
             rules[sel] = {**v, "margin": "4px 0"}          # reveal.js gives a picture 20 px above and below
     # nbconvert's and reveal.js's own rules for pre and tables would win some of these (measured: outputs at 19 px)
-    imp = lambda v: v if v.endswith("!important") else f"{v} !important"
-    return "\n".join(sel + " { " + " ".join(f"{k}: {imp(v)};" for k, v in decl.items()) + " }"
+    def important(v: str) -> str:
+        return v if v.endswith("!important") else f"{v} !important"
+    return "\n".join(sel + " { " + " ".join(f"{k}: {important(v)};" for k, v in decl.items()) + " }"
                      for sel, decl in rules.items())
 
 
