@@ -43,7 +43,7 @@ for stage in "$@"; do
               # Compiled here, before the clock starts, as a learner's `make setup` leaves them (docs/notes/live-course-time.md)
               for d in ${PYTHONPATH//:/ }; do [ -d "$d" ] && $PY -m compileall -q -j 0 "$d" >/dev/null 2>&1; done
               $PY -m launchlab course --out "$OUT/course" 2>&1 | grep -v WARNING | tee "$OUT/course.log" | tail -13
-              mkdir -p "$OUT/data" && cp data/course/live.json "$OUT/data/" ;;
+              mkdir -p "$OUT/data" && cp data/course/live.json data/course/live_runs.json "$OUT/data/" ;;
     sweep)    $PY tools/sanitize_sweep.py --out "$OUT/sanitizer" --jobs 8 --timeout 300 2>&1 | tee "$OUT/sweep.log" | tail -12
               mkdir -p "$OUT/data" && cp "$OUT/sanitizer/sweep.json" "$OUT/data/" ;;
     profile)  $PY tools/live_profile.py --out "$OUT" --deadline 400 2>&1 | grep -v WARNING | tee "$OUT/live_profile.log" ;;
