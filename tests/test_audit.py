@@ -332,3 +332,21 @@ def test_live_run_script_audits_a_cupy_program_and_says_when_it_fails(tmp_path):
     idle.write_text("print('nothing launched')\n")
     with pytest.raises(audit.AuditError, match="launched none"):
         profilers.run_script([str(idle)])
+
+
+def test_the_crosscheck_orders_records_by_launch_and_counts_a_2d_blocks_threads(course_doc):
+    """CUPTI hands its buffers over in any order: the records are matched by correlation id (the launch order), so
+    the same records reversed agree just the same. A block is its thread count: a record of 32 x 8 x 1 is the 256
+    threads the course logged."""
+    doc = copy.deepcopy(course_doc)
+    doc["records"] = sorted(doc["records"], key=lambda r: -r["correlation_id"])
+    a = crosscheck.against_log(doc)
+    assert a.agrees and a.matched == 3645
+    doc = copy.deepcopy(course_doc)
+    target = next(r for r in sorted(doc["records"], key=lambda r: r["correlation_id"])
+                  if r["name"] == "add_inplace" and r["block_x"] == 256 and r["block_y"] == r["block_z"] == 1)
+    target["block_x"], target["block_y"] = 32, 8
+    assert crosscheck.against_log(doc).agrees
+    target["block_y"] = 4                                                        # 128 threads: no longer the log's
+    a = crosscheck.against_log(doc)
+    assert not a.agrees and a.matched == 3644 and "x 128" in a.mismatches[0]

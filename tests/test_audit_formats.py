@@ -336,3 +336,30 @@ def test_every_row_of_the_three_models_tables_has_its_own_name():
         got = shapes.short_names(names, 40)
         assert len(set(got.values())) == len(names), f
         assert not [s for s in got.values() if s.endswith("::")]                # never 'at::native::'
+
+
+def test_the_idle_share_counts_launches_below_half_the_sms_and_not_one_at_half():
+    """Three compute shapes on 132 SMs: 65 blocks (below half, 30 µs), exactly 66 (half, 10 µs: not below), 132 (60
+    µs); and a collective of 2 blocks, which is never counted. Below half: 30 of 100 µs of compute time."""
+    import dataclasses
+
+    from launchlab.audit import shapes
+    (base,) = [r for r in audit.table(audit.from_torch(two_streams())) if r.kernel == "gemv_a"]
+    rows = [dataclasses.replace(base, kernel=f"k{b}", blocks=b, us_per_step=us)
+            for b, us in ((65, 30.0), (66, 10.0), (132, 60.0))]
+    rows.append(dataclasses.replace(base, kernel="ncclDevKernel_AllReduce", blocks=2, us_per_step=500.0))
+    assert base.sm_count == 132
+    assert shapes.idle_share(rows) == pytest.approx(0.30)
+    assert shapes.idle_share(rows, below=66 / 132 + 1e-9) == pytest.approx(0.40)     # just past half: 66 counts
+    assert shapes.idle_share(rows[3:]) == 0.0                                         # no compute time at all
+
+
+def test_a_gpu_step_holds_the_kernels_that_start_and_end_inside_it():
+    """A GPU-side step range 100-200 µs: a kernel at 150-155 is in it, one at 198-203 runs past its end and one
+    at 200-205 starts at its end -- both left out, and the note counts them (every time is exact in binary)."""
+    ev = [cpu_range(audit.STEP_MARK, 100, 100, cat="gpu_user_annotation"),
+          kernel(150, 1, name="inside"), kernel(198, 2, name="runs_past"), kernel(200, 3, name="at_the_end")]
+    t = audit.from_torch({"traceEvents": ev, "deviceProperties": [H200]})
+    assert {x.name: x.step for x in t.launches} == {"inside": 0, "runs_past": None, "at_the_end": None}
+    assert [x.name for x in t.in_steps] == ["inside"]
+    assert "2 kernels launched outside every step are left out" in t.notes

@@ -310,3 +310,33 @@ def test_the_cli_writes_every_site_as_json(tmp_path):
     assert set(doc["apis"]) == set(sites.GREP_APIS)
     text = sites.report(t, "head")
     assert "4 with a grid built from 'head'; 4 whose grid the grep could not follow (marked ?)" in " ".join(text.split())
+
+
+def test_a_driver_launch_reads_all_three_grid_dimensions_and_python_follows_augmented_assignments(tmp_path):
+    """cuLaunchKernel(f, gridX, gridY, gridZ, blockX, ...): a grid whose z is the head count is a hit, and its grid
+    is the three dimensions as written. In Python, `blocks *= n_head` is an assignment the grid is built through."""
+    t = tree(tmp_path, {"drv.cu": '''
+        void launch(CUfunction f, int n, int n_head, CUstream s, void** args) {
+          cuLaunchKernel(f, n / 128, 1, n_head, 128, 1, 1, 0, s, args, 0);
+        }
+        ''', "aug.py": '''
+        def run(k, x, batch, n_head):
+            blocks = batch
+            blocks *= n_head
+            k.launch((blocks,), (128,), (x,))
+        '''})
+    got = found(t)
+    s, hit = got[("drv.cu", line_of(t, "drv.cu", "cuLaunchKernel"))]
+    assert (s.kind, s.grid, hit) == ("cuLaunchKernel", "n / 128, 1, n_head", True)
+    s, hit = got[("aug.py", line_of(t, "aug.py", "k.launch"))]
+    assert hit and {"blocks", "batch", "n_head"} <= s.names
+
+
+def test_follow_names_what_it_had_not_followed_when_its_depth_ran_out():
+    """a <- b <- c <- d <- e <- f: four steps from `a` reach `e` and stop there, so `e` is a leaf the grep could not
+    follow further (never silently dropped); one step more reaches `f`, which nothing sets."""
+    scope = "int e = f + 1; int d = e; int c = d; int b = c; int a = b;"
+    seen, leaves = sites.follow(scope, {"a"}, depth=4)
+    assert seen == {"a", "b", "c", "d", "e"} and leaves == {"e"}
+    seen, leaves = sites.follow(scope, {"a"}, depth=5)
+    assert seen == {"a", "b", "c", "d", "e", "f"} and leaves == {"f"}

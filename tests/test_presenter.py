@@ -275,3 +275,12 @@ def test_the_present_style_sets_type_for_a_room():
             line = next(x for x in css.splitlines() if x.startswith(f".reveal {sel} {{"))
             assert f"font-size: {decl['font-size'].replace(' !important', '')} !important" in line, sel
     assert ".reveal .celltag_deck-small-figures .jp-OutputArea-output img { max-height: 300px !important" in css
+
+
+def test_a_link_reads_as_its_text_and_an_image_is_left_alone():
+    """On screen a glossary link shows its words, not its target; an image is not a link (its `!` says so) and
+    keeps its markdown, so its alt text is never read as words on the slide."""
+    assert presenter.unlinked("the [occupancy](glossary.md#occupancy) of 8 blocks") == "the occupancy of 8 blocks"
+    assert presenter.unlinked("![roofline, 4.8 TB/s](figures/roofline.png)") == \
+        "![roofline, 4.8 TB/s](figures/roofline.png)"
+    assert presenter.unlinked("[a](x) and ![b](y.png) and [c](z)") == "a and ![b](y.png) and c"

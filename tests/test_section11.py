@@ -244,3 +244,41 @@ def test_a_changed_grid_a_lost_record_and_another_step_are_each_reported(course_
         crosscheck.against_profile(other, profile)
     with pytest.raises(AuditError, match="course launch log"):
         crosscheck.against_profile({k: v for k, v in course_doc.items() if k != "course_log"}, profile)
+
+
+def test_a_csv_whose_columns_carry_different_units_is_read_column_by_column():
+    """ncu picks each column's unit by its values: reads in Mbyte, writes in Kbyte, the time in usecond. 8.4 Mbyte
+    read = 8,400,000 B, 12.5 Kbyte written = 12,500 B, 6.37 usecond = 6.37 µs."""
+    head = '"Kernel Name","Grid Size","Block Size","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum"'
+    units = '"","","","Mbyte","Kbyte","usecond"'
+    row = '"k","(4, 12, 1)","(384, 1, 1)","8.4","12.5","6.37"'
+    (c,) = floors.parse("\n".join(["==PROF== Connected to process 1", head, units, row]))
+    assert (c.bytes_read, c.bytes_written, c.bytes) == (8.4e6, 12.5e3, 8.4e6 + 12.5e3)
+    assert c.cold_us == pytest.approx(6.37) and (c.grid, c.block, c.resident) == ((4, 12, 1), (384, 1, 1), None)
+    with pytest.raises(AuditError, match="units not understood"):
+        floors.parse("\n".join([head, units.replace("Kbyte", "furlong"), row]))
+
+
+def test_ncu_is_told_to_flush_every_cache_and_leave_the_clocks_alone(data):
+    """A floor is compared with a cold time at the clocks the GPU runs: ncu's own defaults are the opposite (it locks
+    the base clock), so both flags must be on its command line, each with its value."""
+    cmd = floors.command(["python", "step.py"], data.model("llama").rows[:2], "/tmp/ncu.csv")
+    pairs = dict(zip(cmd, cmd[1:]))
+    assert pairs["--cache-control"] == "all" and pairs["--clock-control"] == "none"
+    assert pairs["--profile-from-start"] == "off" and cmd[-2:] == ["python", "step.py"]
+    assert set(pairs["--metrics"].split(",")) >= {"dram__bytes_read.sum", "dram__bytes_write.sum",
+                                                  "gpu__time_duration.sum"}
+
+
+def test_the_launches_matched_per_step_are_the_worst_steps(course_doc, profile):
+    """One record of the last step moved to another grid: that step matches fewer launches than the profile's, and
+    the figure is that step's, not the best one's (a fault in one step of three must not hide)."""
+    import copy
+    from launchlab.audit import crosscheck
+    d = copy.deepcopy(course_doc)
+    own = [r for r in sorted(d["records"], key=lambda r: r["correlation_id"])
+           if not crosscheck._library(r["name"])]
+    own[-1]["grid_x"] += 1
+    a = crosscheck.against_profile(d, profile)
+    assert a.matched_per_step < a.launches_per_step and not a.agrees
+    assert all(m.startswith("step 2:") for m in a.mismatches), a.mismatches

@@ -277,3 +277,18 @@ def test_the_view_fits_the_explorer_s_text_to_the_page_width():
     assert len(lines) >= 3 and all(len(x) <= explorer.WRAP for x in lines) and lines[-1] == "short line"
     assert lines[1].startswith("  ") and " ".join(x.strip() for x in lines[:-1]) == long
     assert ex.shown == long + "\nshort line"
+
+
+def test_the_views_text_is_escaped_so_a_kernel_name_with_template_arguments_stays_whole():
+    """A kernel's name is text, not markup: `reduce_kernel<512, 1>` and `a & b` must reach the browser as written,
+    and nothing in an explorer's text can open a tag in the page (a learner's own label included)."""
+    import html as htmlmod
+
+    class Out:
+        value = ""
+
+    out = Out()
+    said = "void at::native::reduce_kernel<512, 1>(T3) & <img src=x onerror=alert(1)>"
+    BandwidthExplorer(bandwidth.recorded())._show(out, said, None)
+    body = out.value[len(explorer.TEXT_STYLE):-len("</pre>")]
+    assert "<" not in body and ">" not in body and htmlmod.unescape(body) == said

@@ -318,3 +318,26 @@ def test_a_live_turn_launches_times_and_keeps_working_after_a_refusal(key, grid,
 def test_live_section04_at_the_base_split_count_is_byte_identical_to_itself():
     r = TURNS["04"].launch((256, 1, 1), 128)
     assert r.compare.identical and r.compare.elements == 16 * 512
+
+
+def test_a_launch_counts_the_kernels_static_shared_memory_its_partial_wave_and_its_spills(monkeypatch):
+    """rms_norm_wide declares `__shared__ float shm[32]`: 128 B static, which the occupancy must add to the
+    learner's dynamic bytes (0 here) -- 128 + the 1 KiB the H200 reserves per block = 1,152 B allocated. Section
+    01 at 100 KiB holds 2 blocks per SM, 264 a wave, so 265 blocks need a second wave for their last block. A
+    kernel's spill bytes are its spill stores plus its spill loads (ptxas reports them apart): 8 + 12 = 20."""
+    if mode.is_live():
+        pytest.skip("replay's answer (live, the kernel's own counts are shown)")
+    import dataclasses
+    r = TURNS["02"].launch(1, 128)
+    assert (r.occupancy.smem, r.occupancy.smem_per_block) == (128, 1152)
+    assert r.spills == 0 and "0 spill bytes" in str(r)
+    w = " ".join(str(TURNS["01"].launch(265, 64, 100 * 1024)).split())
+    assert "265 blocks ÷ 132 SMs = 2.01 per SM, 1.00 of a wave (2 wave(s))" in w
+    real = yourturn.loader.compiled_resources
+
+    def spilling(family, expr):
+        res, where = real(family, expr)
+        return dataclasses.replace(res, spill_stores=8, spill_loads=12), where
+    monkeypatch.setattr(yourturn.loader, "compiled_resources", spilling)
+    s = TURNS["02"].launch(1, 128)
+    assert s.spills == 20 and "20 spill bytes" in str(s)
