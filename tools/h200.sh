@@ -12,6 +12,10 @@
 #                                                        -m gpu; then drop the 10 in tests/test_hands.py and the
 #                                                        `waiting` set in tests/test_yourturn.py
 #   then, on two fresh machines after the wave's last kernel or notebook change: tools/h200.sh course
+#   In one batch (2026-12-06): `course yourturn gradegpu tests` on a fresh H200, `course` on a second one. The
+#   course goes first, while the machine is fresh; a run counts for the code it ran (course.code_digest: the
+#   package, the kernels, the notebooks' code cells -- not their outputs), so re-recording your_turn and
+#   refreshing the notebooks' replay outputs after it does not start a new series.
 #   A recording must come from an H200: an H100 answered one call (your_turn then was not kept).
 # Wheels: ../shared/tools/gpu-wheels.sh cupti-python fla-core==0.6.0 (the image has neither: the audit's CUPTI path
 # needs cupti-python, section 03's FLA peer fla-core; a run without them records nothing FLA-dependent, 2026-12-05).
