@@ -91,25 +91,13 @@ def record_model(name: str, out: Path) -> dict:
 
 
 def record_course(out: Path) -> dict:
-    import cupy as cp
-
-    from launchlab.audit import profilers
-    from launchlab.core import gates
-    from launchlab.kernels import decode
-    model = decode.build(decode.Config(layers=decode.FULL_LAYERS), ctx=COURSE_CTX, extra=COURSE_STEPS + 2)
-    logs = []
-    with gates.setting(**gates.preset("main")):
-        model.step(COURSE_CTX)                       # every kernel loaded before CUPTI listens
-        cp.cuda.Device().synchronize()
-        with profilers.cupti_records() as records:
-            for i in range(COURSE_STEPS):
-                logs.append([[x.site, x.kernel, list(x.grid), x.block, x.smem] for x in model.launches(COURSE_CTX + i)])
-    doc = profilers.cupti_document(records, COURSE_STEPS, ctx=COURSE_CTX, preset="main",
-                                   course_log_fields=["site", "kernel", "grid", "block", "smem"], course_log=logs)
+    # the section's own CUPTI run of the step (realmodels.course_document), written here
+    from launchlab.sections.s11_audit import realmodels
+    doc = realmodels.course_document(COURSE_STEPS, COURSE_CTX)
     with gzip.open(out / "course_decode.cupti.json.gz", "wt", compresslevel=9) as z:
         json.dump(doc, z)
-    return {"records": len(records), "course_launches": sum(len(x) for x in logs), "steps": COURSE_STEPS,
-            "file": "course_decode.cupti.json.gz"}
+    return {"records": len(doc["records"]), "course_launches": sum(len(x) for x in doc["course_log"]),
+            "steps": COURSE_STEPS, "file": "course_decode.cupti.json.gz"}
 
 
 def _version(dist: str) -> str:

@@ -313,12 +313,15 @@ def _user_fix(pairs: int, steps_per_rep: int, contexts,  # pragma: no mutate blo
                    tried, at, _hosts(chosen))
 
 
-def _course(steps: int, ctx: int) -> CourseCupti:  # pragma: no mutate block (live only)
+def course_document(steps: int = COURSE_STEPS, ctx: int = COURSE_CTX) -> dict:  # pragma: no mutate block (live only)
+    """The course's decode step (every layer, main's gates) warmed up, then `steps` eager steps under CUPTI: its
+    kernel records with the course's own launch log of the same steps (what tools/audit_record.py writes to
+    data/audit/course_decode.cupti.json.gz, and what `_course` checks)."""
     import cupy as cp
     model = decode.build(decode.Config(layers=decode.FULL_LAYERS), ctx=ctx, extra=steps + 2)
     logs = []
     with gates.setting(**gates.preset("main")):
-        model.step(ctx)
+        model.step(ctx)                              # every kernel loaded before CUPTI listens
         cp.cuda.Device().synchronize()
         with profilers.cupti_records() as records:
             for i in range(steps):
@@ -327,7 +330,12 @@ def _course(steps: int, ctx: int) -> CourseCupti:  # pragma: no mutate block (li
                                    course_log_fields=["site", "kernel", "grid", "block", "smem"], course_log=logs)
     del model
     cp.get_default_memory_pool().free_all_blocks()
-    return CourseCupti(steps, ctx, len(records), crosscheck.against_log(doc),
+    return doc
+
+
+def _course(steps: int, ctx: int) -> CourseCupti:  # pragma: no mutate block (live only)
+    doc = course_document(steps, ctx)
+    return CourseCupti(steps, ctx, len(doc["records"]), crosscheck.against_log(doc),
                        crosscheck.against_profile(doc, lab.recorded().profile))
 
 
