@@ -7,7 +7,7 @@ course's own CuPy decode step under CUPTI's activity API (cupti-python).
   prefill, WARMUP decode steps, then STEPS batch-1 decode steps under torch.profiler (CPU and CUDA activity), each
   inside record_function("launchlab.audit.step") and synchronized. OUT/<name>.trace.json.gz is the Chrome trace
   exactly as torch exported it, gzipped.
-- course: the course's decode step (93 layers, ctx 131,072, main's gates) warmed up, then STEPS eager steps under
+- course: the course's decode step (93 layers, ctx 131,072, main's gates) warmed up, then 3 eager steps under
   CUPTI's CONCURRENT_KERNEL activity. OUT/course_decode.cupti.json.gz holds every kernel record CUPTI gave (the
   fields it names), the GPU's properties, and the course's own launch log of the same steps (site, kernel, grid,
   block) to check the records against.
@@ -26,7 +26,6 @@ import traceback
 from pathlib import Path
 
 PREFILL, WARMUP, STEPS = 256, 4, 8
-COURSE_STEPS, COURSE_CTX = 3, 131_072
 STEP_MARK = "launchlab.audit.step"
 
 
@@ -93,11 +92,11 @@ def record_model(name: str, out: Path) -> dict:
 def record_course(out: Path) -> dict:
     # the section's own CUPTI run of the step (realmodels.course_document), written here
     from launchlab.sections.s11_audit import realmodels
-    doc = realmodels.course_document(COURSE_STEPS, COURSE_CTX)
+    doc = realmodels.course_document()         # its COURSE_STEPS (3) at COURSE_CTX (131,072)
     with gzip.open(out / "course_decode.cupti.json.gz", "wt", compresslevel=9) as z:
         json.dump(doc, z)
     return {"records": len(doc["records"]), "course_launches": sum(len(x) for x in doc["course_log"]),
-            "steps": COURSE_STEPS, "file": "course_decode.cupti.json.gz"}
+            "steps": doc["steps"], "file": "course_decode.cupti.json.gz"}
 
 
 def _version(dist: str) -> str:
