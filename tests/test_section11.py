@@ -282,3 +282,24 @@ def test_the_launches_matched_per_step_are_the_worst_steps(course_doc, profile):
     a = crosscheck.against_profile(d, profile)
     assert a.matched_per_step < a.launches_per_step and not a.agrees
     assert all(m.startswith("step 2:") for m in a.mismatches), a.mismatches
+
+
+def test_the_headline_counts_only_floors_found_and_agrees_only_when_both_checks_do(data):
+    """The recorded audit has 15 offenders, each with a floor. One whose ncu calls were too few has none: 14 of 15.
+    The CUPTI path agrees only if the course's own launch log and notebook 09's step profile both agree with it."""
+    import dataclasses
+    from launchlab.audit import crosscheck
+    h = realmodels.headline(data)
+    assert (h["offenders"], h["offenders_with_floor"], h["cupti_path_agrees"]) == (15, 15, True)
+    m = data.models[0]
+    short = dataclasses.replace(m.floors[0], floor_us=None, verdict="no floor", evidence=["ncu measured 9 calls"])
+    less = dataclasses.replace(data, models=[dataclasses.replace(m, floors=[short, *m.floors[1:]]), *data.models[1:]])
+    assert (realmodels.headline(less)["offenders"], realmodels.headline(less)["offenders_with_floor"]) == (15, 14)
+    c = data.course
+    off = crosscheck.ProfileAgreement(c.profile.steps, c.profile.shapes, c.profile.launches_per_step,
+                                      c.profile.launches_per_step - 1, ["step 2: one launch short"])
+    assert realmodels.headline(dataclasses.replace(data, course=dataclasses.replace(c, profile=off)))[
+        "cupti_path_agrees"] is False
+    own = dataclasses.replace(c.own, mismatches=["step 0: a stranger"])
+    assert realmodels.headline(dataclasses.replace(data, course=dataclasses.replace(c, own=own)))[
+        "cupti_path_agrees"] is False
